@@ -1,0 +1,113 @@
+// Package component is the contract between the runner and the things a pipeline is made of:
+// the Transform, Source and Sink interfaces, the registry that maps a YAML `type:` to a
+// component, the build Context through which a component checks its config and declares its
+// outputs, and the typed config decoding that gives every problem a file:line:col.
+//
+// Components register themselves in init(), as database/sql drivers do; transforms/all and
+// connectors/all import every implementation.
+package component
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Main is the tag of a component's main output. With error_handling a component has a second
+// output, named by error_handling.output; a bare reference to the component means Main.
+const Main = "good"
+
+// Emit hands a batch to the consumers of the output tag. The batch belongs to the receivers
+// from then on: the emitter must not change it afterwards.
+type Emit func(tag string, b *schemas.Batch) error
+
+// Transform is a pure stage: no I/O, no acknowledgements. Process may be called concurrently
+// from several lanes, each lane serially; a batch is read-only to it.
+type Transform interface {
+	// Process handles one batch that arrived on the input with the given index (the order of
+	// the transform's inputs in the pipeline file) and emits results.
+	Process(ctx context.Context, input int, in *schemas.Batch, emit Emit) error
+}
+
+// Source reads records with positions. The runner calls Open, then Read and Offsets from one
+// goroutine, and Decode from the lanes concurrently.
+type Source interface {
+	// Open prepares reading from the given offsets. A partition missing from from starts at
+	// the source's default position.
+	Open(ctx context.Context, from schemas.Offsets) error
+	// Read returns the next batch, all of whose records come from one partition, possibly
+	// undecoded (Raw set). It returns io.EOF when a bounded source is exhausted, and may
+	// return a nil batch when nothing arrived before ctx was done.
+	Read(ctx context.Context) (*schemas.Batch, error)
+	// Offsets returns, for every partition read so far, the offset after the last record
+	// that Read returned.
+	Offsets() schemas.Offsets
+	// Decode turns a batch returned by Read into rows on the Main output, and records that
+	// cannot be decoded into error rows (or an error when there is no error output).
+	Decode(ctx context.Context, b *schemas.Batch, emit Emit) error
+	Close() error
+}
+
+// Acker is implemented by sources that want to hear when offsets have been committed by every
+// sink downstream of them (e.g. to commit a Kafka consumer group).
+type Acker interface {
+	Ack(ctx context.Context, committed schemas.Offsets) error
+}
+
+// Checkpoint is what a sink commits atomically with its data: which pipeline wrote it, the
+// epoch, and for every source partition the sink covers the next offset to read.
+type Checkpoint struct {
+	Pipeline string          `json:"pipeline"`
+	Epoch    uint64          `json:"epoch"`
+	Next     schemas.Offsets `json:"next"`
+	// State is the windowed operators' state the checkpoint stands on, if any.
+	State []byte `json:"state,omitempty"`
+}
+
+// SinkInfo is what a sink learns when it opens.
+type SinkInfo struct {
+	// Pipeline identifies the pipeline in checkpoints.
+	Pipeline string
+	// Lanes is the number of lanes that will write; Writer is called with 0..Lanes-1.
+	Lanes int
+	// Delivery is ExactlyOnce or AtLeastOnce.
+	Delivery Delivery
+}
+
+// Sink writes rows and commits them together with a checkpoint.
+type Sink interface {
+	// Open prepares the sink and returns the checkpoint it last committed for the pipeline,
+	// or nil when it has none.
+	Open(ctx context.Context, info SinkInfo) (*Checkpoint, error)
+	// Writer returns the writer of one lane.
+	Writer(lane int) Writer
+	// Commit makes everything flushed for epochs up to cp.Epoch durable and visible,
+	// atomically with cp. Writes of later epochs may run concurrently. Calling it again with
+	// an epoch already committed (after a crash) must do nothing.
+	Commit(ctx context.Context, cp Checkpoint) error
+	Close(ctx context.Context) error
+}
+
+// Writer is one lane's side of a sink. A lane calls it serially.
+type Writer interface {
+	Write(ctx context.Context, b *schemas.Batch) error
+	// Flush ends this lane's part of epoch: what was written since the previous Flush
+	// belongs to it.
+	Flush(ctx context.Context, epoch uint64) error
+}
+
+// Delivery is the delivery guarantee of a pipeline.
+type Delivery string
+
+// The delivery guarantees.
+const (
+	ExactlyOnce Delivery = "exactly_once"
+	AtLeastOnce Delivery = "at_least_once"
+)
+
+// Options are the runner options a component may need while it is built.
+type Options struct {
+	Delivery           Delivery
+	CheckpointInterval time.Duration
+}

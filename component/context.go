@@ -1,0 +1,90 @@
+package component
+
+import (
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/schemas"
+	"gopkg.in/yaml.v3"
+)
+
+// Input is one input of a component being built.
+type Input struct {
+	// Name is the key of a named input, or the reference text of a positional one.
+	Name   string
+	Schema *schemas.Schema
+}
+
+// Output is one output a component declares while it is built.
+type Output struct {
+	Tag    string
+	Schema *schemas.Schema
+	// Errors marks the error_handling output.
+	Errors bool
+}
+
+// Context is what a component sees while it is built: its config node, its inputs' schemas
+// and the runner options. The component reports problems with Errorf and declares its outputs
+// with Output; the runner builds every component once, at validation time.
+type Context struct {
+	// Decoder decodes config nodes and knows the file being read.
+	*Decoder
+	// Type and Name are the component's type and its name in the pipeline (Name defaults to
+	// Type).
+	Type, Name string
+	// Pos is the position of the component in the file.
+	Pos diag.Pos
+	// Config is the component's config mapping; nil when it has none.
+	Config  *yaml.Node
+	Inputs  []Input
+	Options Options
+
+	outputs []Output
+}
+
+// Input returns the schema of the first input, or nil for a component without inputs.
+func (c *Context) Input() *schemas.Schema {
+	if len(c.Inputs) == 0 {
+		return nil
+	}
+	return c.Inputs[0].Schema
+}
+
+// Output declares an output with its schema.
+func (c *Context) Output(tag string, s *schemas.Schema) {
+	c.outputs = append(c.outputs, Output{Tag: tag, Schema: s})
+}
+
+// Outputs returns the outputs declared so far.
+func (c *Context) Outputs() []Output { return c.outputs }
+
+// Describe names the component for messages: "MapToFields 'enrich'", or just the type.
+func (c *Context) Describe() string {
+	if c.Name == "" || c.Name == c.Type {
+		return c.Type
+	}
+	return c.Type + " '" + c.Name + "'"
+}
+
+// KeyPos returns the position of the value of config key, or of the component when the key
+// is absent.
+func (c *Context) KeyPos(key string) diag.Pos {
+	if v := MappingValue(c.Config, key); v != nil {
+		return c.At(v)
+	}
+	if c.Config != nil {
+		return c.At(c.Config)
+	}
+	return c.Pos
+}
+
+// MappingValue returns the value node of key in a mapping node, or nil.
+func MappingValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package schemas
+
+import "maps"
+
+// Offsets maps a source and partition to the next offset to read there.
+type Offsets map[string]map[int32]int64
+
+// Set records next as the next offset of source and partition.
+func (o Offsets) Set(source string, partition int32, next int64) {
+	m := o[source]
+	if m == nil {
+		m = make(map[int32]int64)
+		o[source] = m
+	}
+	m[partition] = next
+}
+
+// Get returns the next offset of source and partition.
+func (o Offsets) Get(source string, partition int32) (int64, bool) {
+	next, ok := o[source][partition]
+	return next, ok
+}
+
+// Covers reports whether the record at p is before the recorded next offset, i.e. already
+// delivered by whoever holds these offsets.
+func (o Offsets) Covers(p Position) bool {
+	next, ok := o[p.Source][p.Partition]
+	return ok && p.Offset < next
+}
+
+// Clone returns a deep copy.
+func (o Offsets) Clone() Offsets {
+	c := make(Offsets, len(o))
+	for s, m := range o {
+		c[s] = maps.Clone(m)
+	}
+	return c
+}
+
+// Merge overwrites o's entries with those of other and returns o.
+func (o Offsets) Merge(other Offsets) Offsets {
+	for s, m := range other {
+		for p, n := range m {
+			o.Set(s, p, n)
+		}
+	}
+	return o
+}
+
+// Equal reports whether both hold the same entries.
+func (o Offsets) Equal(other Offsets) bool {
+	if len(o) != len(other) {
+		return false
+	}
+	for s, m := range o {
+		if !maps.Equal(m, other[s]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Min returns, for every source and partition present in all of the given offsets, the
+// smallest next offset. A partition missing from any of them is missing from the result, so
+// the reader starts it from its default position.
+func Min(all ...Offsets) Offsets {
+	out := Offsets{}
+	if len(all) == 0 {
+		return out
+	}
+	for s, m := range all[0] {
+	partitions:
+		for p, n := range m {
+			for _, other := range all[1:] {
+				on, ok := other.Get(s, p)
+				if !ok {
+					continue partitions
+				}
+				n = min(n, on)
+			}
+			out.Set(s, p, n)
+		}
+	}
+	return out
+}
