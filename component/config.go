@@ -27,6 +27,9 @@ type Decoder struct {
 	// Lines are the file's lines, used to place errors inside block scalars.
 	Lines []string
 	Diags *diag.List
+
+	// unknown collects unknown keys instead of reporting them, for DecodeTolerant.
+	unknown *[]*yaml.Node
 }
 
 // At returns the position of n.
@@ -51,6 +54,15 @@ func (d *Decoder) Decode(n *yaml.Node, into any, owner string) bool {
 	before := len(*d.Diags)
 	d.value(n, reflect.ValueOf(into).Elem(), "", owner)
 	return len(*d.Diags) == before
+}
+
+// DecodeTolerant is Decode for mappings whose unknown keys are not errors (Beam tolerates
+// unknown runner options): it returns the key nodes it did not know instead of reporting them.
+func (d *Decoder) DecodeTolerant(n *yaml.Node, into any, owner string) (unknown []*yaml.Node, ok bool) {
+	d.unknown = &unknown
+	defer func() { d.unknown = nil }()
+	ok = d.Decode(n, into, owner)
+	return unknown, ok
 }
 
 // nodeDecoder is implemented by config types that decode themselves (Expr, Duration).
@@ -222,6 +234,10 @@ func (d *Decoder) structValue(n *yaml.Node, v reflect.Value, key, owner string) 
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		f, ok := byKey[k.Value]
+		if !ok && d.unknown != nil && key == "" {
+			*d.unknown = append(*d.unknown, k)
+			continue
+		}
 		if !ok {
 			d.Errorf(d.At(k), "unknown config key %q in %s%s", k.Value, where, diag.DidYouMean(k.Value, names)).
 				Detail = "known keys: " + strings.Join(sortedCopy(names), ", ")

@@ -1,6 +1,8 @@
 package component
 
 import (
+	"time"
+
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
 	"gopkg.in/yaml.v3"
@@ -38,7 +40,16 @@ type Context struct {
 	Options Options
 
 	outputs []Output
+	trigger time.Duration
 }
+
+// SetTrigger asks for epochs of at most d, for a sink whose config sets how often it commits
+// (triggering_frequency_seconds). The runner cuts epochs at the shortest interval asked for,
+// or at options.checkpoint_interval when no sink asks.
+func (c *Context) SetTrigger(d time.Duration) { c.trigger = d }
+
+// Trigger returns the interval set by SetTrigger, or 0.
+func (c *Context) Trigger() time.Duration { return c.trigger }
 
 // Input returns the schema of the first input, or nil for a component without inputs.
 func (c *Context) Input() *schemas.Schema {

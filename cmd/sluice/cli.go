@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/diag"
+)
+
+// Exit codes, as FORMAT.md section 7 specifies.
+const (
+	exitOK      = 0
+	exitInvalid = 1 // invalid pipeline or failed test
+	exitUsage   = 2
+	exitRuntime = 3
+)
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"run", "PIPELINE.yaml [--for D] [--max-records N] [--metrics-addr A]", "run a pipeline", runCmd},
+		{"validate", "PIPELINE.yaml...", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
+		{"graph", "PIPELINE.yaml [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
+		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
+		{"version", "", "print the version", versionCmd},
+	}
+}
+
+// Main runs the command line and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return versionCmd(nil, stdout, stderr)
+	}
+	var names []string
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "sluice: unknown command %q%s\n", args[0], diag.DidYouMean(args[0], names))
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "sluice runs declarative YAML streaming pipelines (Beam YAML compatible).")
+	fmt.Fprintln(w, "\nUsage:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  sluice %-9s %s\n  %10s %s\n", c.name, c.args, "", c.summary)
+	}
+	fmt.Fprintln(w, "\nExit codes: 0 success, 1 invalid pipeline, 2 usage error, 3 runtime failure.")
+}
+
+func versionCmd(_ []string, stdout, _ io.Writer) int {
+	v := "(devel)"
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		v = info.Main.Version
+	}
+	fmt.Fprintf(stdout, "sluice %s\n", v)
+	return exitOK
+}
+
+// parse parses flags that may stand before, between or after the positional arguments, as
+// users type them ("sluice run p.yaml --for 10s").
+func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, bool) {
+	fs.SetOutput(stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, true
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// report prints an error: diagnostics one per line, anything else after "sluice: ".
+func report(stderr io.Writer, err error) {
+	var list diag.List
+	if errors.As(err, &list) {
+		fmt.Fprintln(stderr, list.Error())
+		if len(list) > 1 {
+			fmt.Fprintf(stderr, "%d problems\n", len(list))
+		}
+		return
+	}
+	fmt.Fprintf(stderr, "sluice: %s\n", strings.TrimSpace(err.Error()))
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/runner"
+)
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
+	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	pos, ok := parse(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: sluice run PIPELINE.yaml [--for DURATION] [--max-records N]")
+		return exitUsage
+	}
+	log, err := newLogger(stderr, *logLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice: %v\n", err)
+		return exitUsage
+	}
+	p, err := runner.Load(pos[0])
+	if err != nil {
+		report(stderr, err)
+		return exitInvalid
+	}
+	for _, w := range p.Warnings {
+		log.Warn(w.Error())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := make(chan struct{})
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	go func() {
+		<-signals
+		log.Info("stopping: committing the last epoch (press Ctrl-C again to stop at once)")
+		close(stop)
+		<-signals
+		cancel()
+	}()
+
+	start := time.Now()
+	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, Log: log})
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
+			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
+		} else {
+			report(stderr, err)
+		}
+		return exitRuntime
+	}
+	fmt.Fprintf(stdout, "read %d records in %s, committed %d epochs", st.Read, time.Since(start).Round(time.Millisecond), st.Epochs)
+	if st.ErrorRows > 0 {
+		fmt.Fprintf(stdout, ", %d records to error outputs", st.ErrorRows)
+	}
+	fmt.Fprintln(stdout)
+	for _, s := range st.Sinks {
+		fmt.Fprintf(stdout, "  %s: wrote %d rows", s.Name, s.Rows)
+		if s.Skipped > 0 {
+			fmt.Fprintf(stdout, " (skipped %d already committed)", s.Skipped)
+		}
+		if s.Summary != "" {
+			fmt.Fprintf(stdout, "; %s", s.Summary)
+		}
+		fmt.Fprintln(stdout)
+	}
+	return exitOK
+}
+
+// newLogger logs text to a terminal and JSON otherwise.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(w, opts)), nil
+		}
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/sluicehq/sluice/runner"
+)
+
+func validateCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	pos, ok := parse(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: sluice validate PIPELINE.yaml...")
+		return exitUsage
+	}
+	code := exitOK
+	for _, path := range pos {
+		p, err := runner.Load(path)
+		if err != nil {
+			report(stderr, err)
+			code = exitInvalid
+			continue
+		}
+		for _, w := range p.Warnings {
+			fmt.Fprintf(stderr, "%s (warning)\n", w.Error())
+		}
+		fmt.Fprintf(stdout, "%s: valid (%d transforms)\n", path, len(p.Nodes))
+	}
+	return code
+}
+
+func graphCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
+	format := fs.String("format", "dot", "dot or mermaid")
+	pos, ok := parse(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(pos) != 1 || (*format != "dot" && *format != "mermaid") {
+		fmt.Fprintln(stderr, "usage: sluice graph PIPELINE.yaml [--format dot|mermaid]")
+		return exitUsage
+	}
+	p, err := runner.Load(pos[0])
+	if err != nil {
+		report(stderr, err)
+		return exitInvalid
+	}
+	if *format == "mermaid" {
+		fmt.Fprint(stdout, p.Mermaid())
+	} else {
+		fmt.Fprint(stdout, p.DOT())
+	}
+	return exitOK
+}
+
+func schemaCmd(_ []string, stdout, _ io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(runner.FormatSchema()); err != nil {
+		return exitRuntime
+	}
+	return exitOK
+}

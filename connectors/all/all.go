@@ -1,0 +1,7 @@
+// Package all registers every connector of sluice; import it for its side effects.
+package all
+
+import (
+	_ "github.com/sluicehq/sluice/connectors/create" // Create
+	_ "github.com/sluicehq/sluice/connectors/files"  // ReadFromJson, ReadFromText, WriteToJson, WriteToText
+)

@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/sluicehq/sluice/component"
+)
+
+// DOT renders the plan as a Graphviz digraph.
+func (p *Plan) DOT() string {
+	var b strings.Builder
+	b.WriteString("digraph pipeline {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n")
+	for i, n := range p.Nodes {
+		fmt.Fprintf(&b, "  n%d [label=%q];\n", i, n.Name+"\n"+n.Type)
+	}
+	p.edges(func(from, to int, label string, errs bool) {
+		attrs := ""
+		if label != "" {
+			attrs = fmt.Sprintf(" [label=%q", label)
+			if errs {
+				attrs += ", style=dashed, color=red"
+			}
+			attrs += "]"
+		}
+		fmt.Fprintf(&b, "  n%d -> n%d%s;\n", from, to, attrs)
+	})
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// Mermaid renders the plan as a Mermaid flowchart.
+func (p *Plan) Mermaid() string {
+	var b strings.Builder
+	b.WriteString("flowchart LR\n")
+	for i, n := range p.Nodes {
+		fmt.Fprintf(&b, "  n%d[\"%s<br/><i>%s</i>\"]\n", i, mermaidEscape(n.Name), n.Type)
+	}
+	p.edges(func(from, to int, label string, errs bool) {
+		arrow := "-->"
+		if errs {
+			arrow = "-.->"
+		}
+		if label != "" {
+			fmt.Fprintf(&b, "  n%d %s|%s| n%d\n", from, arrow, mermaidEscape(label), to)
+		} else {
+			fmt.Fprintf(&b, "  n%d %s n%d\n", from, arrow, to)
+		}
+	})
+	return b.String()
+}
+
+func mermaidEscape(s string) string { return strings.ReplaceAll(s, "\"", "#quot;") }
+
+// edges calls fn for every edge, labelled with the tag when the producer has several outputs.
+func (p *Plan) edges(fn func(from, to int, label string, errs bool)) {
+	index := map[*Node]int{}
+	for i, n := range p.Nodes {
+		index[n] = i
+	}
+	for i, n := range p.Nodes {
+		for _, e := range n.Inputs {
+			label := ""
+			out, _ := e.From.Output(e.Tag)
+			if len(e.From.Outputs) > 1 {
+				label = e.Tag
+			}
+			fn(index[e.From], i, label, out.Errors)
+		}
+	}
+}
+
+// FormatSchema returns the JSON Schema of the pipeline file format, generated from the
+// registered components' config types.
+func FormatSchema() map[string]any {
+	var variants []any
+	var types []string
+	for _, s := range component.All() {
+		types = append(types, s.Name)
+		variants = append(variants, map[string]any{
+			"if":   map[string]any{"properties": map[string]any{"type": map[string]any{"const": s.Name}}},
+			"then": map[string]any{"properties": map[string]any{"config": component.JSONSchema(s.Config)}},
+		})
+	}
+	transform := component.JSONSchema(reflect.TypeFor[transformSpec]())
+	transform["properties"].(map[string]any)["type"] = map[string]any{"enum": types, "description": "The transform type."}
+	transform["allOf"] = variants
+	pipeline := component.JSONSchema(reflect.TypeFor[pipelineSpec]())
+	props := pipeline["properties"].(map[string]any)
+	for _, k := range []string{"source", "sink"} {
+		props[k] = map[string]any{"$ref": "#/$defs/transform"}
+	}
+	for _, k := range []string{"transforms", "extra_transforms"} {
+		props[k] = map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}
+	}
+	return map[string]any{
+		"$schema":  "https://json-schema.org/draft/2020-12/schema",
+		"title":    "sluice pipeline",
+		"type":     "object",
+		"required": []string{"pipeline"},
+		"properties": map[string]any{
+			"pipeline": map[string]any{"oneOf": []any{pipeline, map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}}},
+			"options":  tolerant(component.JSONSchema(reflect.TypeFor[Options]())),
+		},
+		"$defs": map[string]any{"transform": transform},
+	}
+}
+
+// tolerant allows unknown keys, as Beam does for runner options.
+func tolerant(s map[string]any) map[string]any {
+	s["additionalProperties"] = true
+	return s
+}

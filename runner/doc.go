@@ -1,0 +1,5 @@
+// Package runner turns a pipeline file into a Plan (load, resolve references, build every
+// component against its input schemas, all problems reported at once with positions) and
+// executes a Plan: a goroutine DAG per lane, epochs cut by in-band barriers, and each sink's
+// commit of its data together with its checkpoint. See docs/architecture.md.
+package runner

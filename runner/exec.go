@@ -1,0 +1,476 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"golang.org/x/sync/errgroup"
+)
+
+// RunConfig bounds and observes one run of a plan.
+type RunConfig struct {
+	// MaxRecords stops the run gracefully once this many records were read (whole batches,
+	// so a few more may be read); 0: no limit.
+	MaxRecords int64
+	// For stops the run gracefully after this long; 0: no limit.
+	For time.Duration
+	// Stop, when closed, asks for a graceful stop: stop reading, commit, return.
+	Stop <-chan struct{}
+	Log  *slog.Logger
+}
+
+// Stats says what a run did.
+type Stats struct {
+	Read      int64
+	ErrorRows int64
+	Epochs    int
+	Sinks     []SinkStats
+}
+
+// SinkStats says what one sink received.
+type SinkStats struct {
+	Name    string
+	Rows    int64
+	Skipped int64 // records its checkpoint already covered
+	Summary string
+}
+
+// ErrDrainTimeout is returned when a graceful stop could not commit the last epoch in time.
+var ErrDrainTimeout = errors.New("the last epoch was not committed before the drain timeout; the next run resumes from the last commit")
+
+type item struct {
+	b       *schemas.Batch
+	barrier uint64
+}
+
+type sourceState struct {
+	node    *Node
+	src     component.Source
+	out     []chan item // one per lane
+	req     chan uint64 // barrier requests from the coordinator
+	reports chan barrierReport
+	ended   atomic.Bool
+	sinks   []*sinkState
+}
+
+type barrierReport struct {
+	epoch uint64
+	next  schemas.Offsets
+}
+
+type sinkState struct {
+	node     *Node
+	sink     component.Sink
+	restored *component.Checkpoint
+	covered  schemas.Offsets // what the restored checkpoint already holds
+	next     schemas.Offsets // cumulative offsets committed with each epoch
+	sources  []*sourceState
+	writers  []component.Writer
+	rows     atomic.Int64
+	skipped  atomic.Int64
+}
+
+type run struct {
+	plan      *Plan
+	cfg       RunConfig
+	log       *slog.Logger
+	lanes     int
+	sources   []*sourceState
+	sinks     []*sinkState
+	bySource  map[*Node]*sourceState
+	bySink    map[*Node]*sinkState
+	consumers map[*Node]map[string][]target
+	laneDone  chan uint64
+	wake      chan struct{}
+	read      atomic.Int64
+	errorRows atomic.Int64
+	stopping  atomic.Bool
+	stopRead  context.CancelFunc
+	readCtx   context.Context
+	epochs    int
+}
+
+// target is a consumer of an output: a node and which of its inputs the output feeds.
+type target struct {
+	node  *Node
+	input int
+}
+
+// Execute runs the plan until its sources are exhausted, a stop is asked for, or a failure.
+// Every epoch is committed by every sink before the next one is cut (synchronous progress).
+func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
+	r := &run{plan: p, cfg: cfg, log: cfg.Log, lanes: p.Lanes(), bySource: map[*Node]*sourceState{},
+		bySink: map[*Node]*sinkState{}, consumers: map[*Node]map[string][]target{}, wake: make(chan struct{}, 1)}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	r.laneDone = make(chan uint64, r.lanes)
+	r.wire()
+	first, err := r.open(ctx)
+	defer r.close()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.readCtx, r.stopRead = context.WithCancel(ctx)
+	defer r.stopRead()
+	r.log.Info("pipeline started", "pipeline", p.Options.Name, "lanes", r.lanes, "delivery", p.Options.Delivery,
+		"epoch_every", p.Trigger.String(), "first_epoch", first)
+
+	g, gctx := errgroup.WithContext(ctx)
+	for _, s := range r.sources {
+		g.Go(func() error { return r.readLoop(gctx, s) })
+	}
+	for l := range r.lanes {
+		g.Go(func() error { return r.lane(gctx, l) })
+	}
+	g.Go(func() error { return r.coordinate(gctx, first) })
+	g.Go(func() error { r.watchStop(gctx, cancel); return nil })
+	err = g.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrDrainTimeout) {
+		err = ErrDrainTimeout
+	}
+	return r.stats(), err
+}
+
+// wire finds sources, sinks and the consumers of every output.
+func (r *run) wire() {
+	for _, n := range r.plan.Nodes {
+		for i, e := range n.Inputs {
+			m := r.consumers[e.From]
+			if m == nil {
+				m = map[string][]target{}
+				r.consumers[e.From] = m
+			}
+			m[e.Tag] = append(m[e.Tag], target{node: n, input: i})
+		}
+		switch impl := n.Impl.(type) {
+		case component.Source:
+			s := &sourceState{node: n, src: impl, req: make(chan uint64, 1), reports: make(chan barrierReport, 1)}
+			for range r.lanes {
+				s.out = append(s.out, make(chan item, 4))
+			}
+			r.sources = append(r.sources, s)
+			r.bySource[n] = s
+		case component.Sink:
+			k := &sinkState{node: n, sink: impl, next: schemas.Offsets{}}
+			r.sinks = append(r.sinks, k)
+			r.bySink[n] = k
+		}
+	}
+	for _, k := range r.sinks {
+		for _, s := range r.sources {
+			if r.reaches(s.node, k.node) {
+				k.sources = append(k.sources, s)
+				s.sinks = append(s.sinks, k)
+			}
+		}
+	}
+}
+
+func (r *run) reaches(from, to *Node) bool {
+	if from == to {
+		return true
+	}
+	for _, ts := range r.consumers[from] {
+		for _, t := range ts {
+			if r.reaches(t.node, to) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// open opens the sinks, then the sources from the smallest offsets their sinks committed. It
+// returns the first epoch number of this run.
+func (r *run) open(ctx context.Context) (uint64, error) {
+	var last uint64
+	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery()}
+	for _, k := range r.sinks {
+		cp, err := k.sink.Open(ctx, info)
+		if err != nil {
+			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
+		}
+		k.restored, k.covered = cp, schemas.Offsets{}
+		if cp != nil {
+			k.covered = cp.Next.Clone()
+			k.next = cp.Next.Clone()
+			last = max(last, cp.Epoch)
+		}
+		for l := range r.lanes {
+			k.writers = append(k.writers, k.sink.Writer(l))
+		}
+	}
+	for _, s := range r.sources {
+		var from schemas.Offsets
+		if len(s.sinks) > 0 {
+			all := make([]schemas.Offsets, len(s.sinks))
+			for i, k := range s.sinks {
+				all[i] = k.covered
+			}
+			from = schemas.Min(all...)
+		}
+		if err := s.src.Open(ctx, from); err != nil {
+			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+		}
+		if len(from) > 0 {
+			r.log.Info("resuming", "source", s.node.Name, "from", fmt.Sprint(from))
+		}
+	}
+	return last + 1, nil
+}
+
+func (r *run) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, s := range r.sources {
+		if err := s.src.Close(); err != nil {
+			r.log.Warn("closing a source failed", "source", s.node.Name, "err", err)
+		}
+	}
+	for _, k := range r.sinks {
+		if err := k.sink.Close(ctx); err != nil {
+			r.log.Warn("closing a sink failed", "sink", k.node.Name, "err", err)
+		}
+	}
+}
+
+// requestStop starts a graceful stop: sources stop reading and the last epoch is committed.
+func (r *run) requestStop(why string) {
+	if r.stopping.CompareAndSwap(false, true) {
+		r.log.Info("stopping: committing the last epoch", "reason", why)
+		r.stopRead()
+		r.poke()
+	}
+}
+
+func (r *run) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// watchStop turns the run's bounds and stop signal into a graceful stop, and a graceful stop
+// that takes longer than the drain timeout into a forced one.
+func (r *run) watchStop(ctx context.Context, cancel context.CancelCauseFunc) {
+	var deadline <-chan time.Time
+	if r.cfg.For > 0 {
+		t := time.NewTimer(r.cfg.For)
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-deadline:
+		r.requestStop("--for elapsed")
+	case <-r.cfg.Stop:
+		r.requestStop("signal")
+	case <-r.readCtx.Done():
+	}
+	t := time.NewTimer(time.Duration(r.plan.Options.DrainTimeout))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+		cancel(ErrDrainTimeout)
+	}
+}
+
+// readLoop reads one source and routes its batches to lanes by partition, answering
+// barrier requests between reads so every batch before a barrier belongs to its epoch.
+func (r *run) readLoop(ctx context.Context, s *sourceState) error {
+	defer func() {
+		for _, ch := range s.out {
+			close(ch)
+		}
+	}()
+	for {
+		idle := s.ended.Load() || r.stopping.Load()
+		if idle {
+			select {
+			case e, ok := <-s.req:
+				if !ok {
+					return nil
+				}
+				if err := r.sendBarrier(ctx, s, e); err != nil {
+					return err
+				}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		select {
+		case e, ok := <-s.req:
+			if !ok {
+				return nil
+			}
+			if err := r.sendBarrier(ctx, s, e); err != nil {
+				return err
+			}
+			continue
+		default:
+		}
+		b, err := s.src.Read(r.readCtx)
+		switch {
+		case errors.Is(err, io.EOF):
+			s.ended.Store(true)
+			r.poke()
+			continue
+		case err != nil && r.readCtx.Err() != nil && ctx.Err() == nil:
+			continue // the read was interrupted by a graceful stop
+		case err != nil:
+			return fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+		case b == nil || b.Len() == 0:
+			continue
+		}
+		select {
+		case s.out[r.laneOf(b.Pos[0])] <- item{b: b}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if n := r.read.Add(int64(b.Len())); r.cfg.MaxRecords > 0 && n >= r.cfg.MaxRecords {
+			r.requestStop("--max-records reached")
+		}
+	}
+}
+
+func (r *run) sendBarrier(ctx context.Context, s *sourceState, epoch uint64) error {
+	next := s.src.Offsets().Clone()
+	for _, ch := range s.out {
+		select {
+		case ch <- item{barrier: epoch}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.reports <- barrierReport{epoch: epoch, next: next}
+	return nil
+}
+
+func (r *run) laneOf(p schemas.Position) int {
+	h := fnv.New32a()
+	h.Write([]byte(p.Source))
+	h.Write([]byte{byte(p.Partition), byte(p.Partition >> 8), byte(p.Partition >> 16), byte(p.Partition >> 24)})
+	return int(h.Sum32() % uint32(r.lanes))
+}
+
+// coordinate cuts epochs: every trigger interval with new records (and once more at the end)
+// it asks every source for a barrier, waits for every lane to pass it, and has every sink
+// commit the epoch with its checkpoint before the next one is cut.
+func (r *run) coordinate(ctx context.Context, epoch uint64) error {
+	defer func() {
+		for _, s := range r.sources {
+			close(s.req)
+		}
+	}()
+	ticker := time.NewTicker(r.plan.Trigger)
+	defer ticker.Stop()
+	var cut int64
+	for {
+		select {
+		case <-ticker.C:
+		case <-r.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		final := r.stopping.Load() || r.allEnded()
+		read := r.read.Load()
+		if read == cut && !final {
+			continue
+		}
+		if read != cut || r.epochs == 0 || len(r.sources) == 0 {
+			cut = read
+			if err := r.epoch(ctx, epoch); err != nil {
+				return err
+			}
+			epoch++
+		}
+		if final {
+			return nil
+		}
+	}
+}
+
+func (r *run) allEnded() bool {
+	for _, s := range r.sources {
+		if !s.ended.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// epoch runs one barrier round and commits its result.
+func (r *run) epoch(ctx context.Context, e uint64) error {
+	start := time.Now()
+	for _, s := range r.sources {
+		s.req <- e
+	}
+	next := map[*sourceState]schemas.Offsets{}
+	for _, s := range r.sources {
+		select {
+		case rep := <-s.reports:
+			next[s] = rep.next
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for range r.lanes {
+		select {
+		case <-r.laneDone:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, k := range r.sinks {
+		for _, s := range k.sources {
+			k.next.Merge(next[s])
+		}
+		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone()}
+		g.Go(func() error {
+			if err := k.sink.Commit(gctx, cp); err != nil {
+				return fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, s := range r.sources {
+		if a, ok := s.src.(component.Acker); ok {
+			if err := a.Ack(ctx, next[s]); err != nil {
+				r.log.Warn("acknowledging committed offsets failed", "source", s.node.Name, "err", err)
+			}
+		}
+	}
+	r.epochs++
+	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
+	return nil
+}
+
+func (r *run) stats() *Stats {
+	st := &Stats{Read: r.read.Load(), ErrorRows: r.errorRows.Load(), Epochs: r.epochs}
+	for _, k := range r.sinks {
+		ss := SinkStats{Name: k.node.Name, Rows: k.rows.Load(), Skipped: k.skipped.Load()}
+		if d, ok := k.sink.(interface{ Summary() string }); ok {
+			ss.Summary = d.Summary()
+		}
+		st.Sinks = append(st.Sinks, ss)
+	}
+	return st
+}

@@ -1,0 +1,269 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/transforms/window"
+	"gopkg.in/yaml.v3"
+)
+
+// Plan is a validated pipeline: every component built against its input schemas, in
+// topological order.
+type Plan struct {
+	File    string
+	Options Options
+	// Nodes are the transforms in topological order.
+	Nodes []*Node
+	// Warnings are problems that do not stop the pipeline (ignored keys and the like).
+	Warnings diag.List
+	// SpecHash identifies the pipeline file's content.
+	SpecHash string
+	// Trigger is the epoch length: the shortest a sink asks for, else checkpoint_interval.
+	Trigger time.Duration
+}
+
+// Node is one transform of a plan.
+type Node struct {
+	Type, Name string
+	Pos        diag.Pos
+	Spec       *component.Spec
+	// Impl is the built component: a component.Transform, Source or Sink.
+	Impl    any
+	Inputs  []Edge
+	Outputs []component.Output
+
+	spec          transformSpec
+	yaml          *yaml.Node
+	role          string // "source" or "sink" for the pipeline's sugar keys
+	refs          []ref
+	explicitInput bool
+	failed        bool
+}
+
+// Edge is an input of a node: the output Tag of From.
+type Edge struct {
+	From *Node
+	Tag  string
+	// Key is the name of a named input, else "".
+	Key         string
+	explicitTag bool
+	node        *yaml.Node
+}
+
+func (n *Node) describe() string {
+	if n.Name == n.Type {
+		return n.Type
+	}
+	return n.Type + " '" + n.Name + "'"
+}
+
+// Output returns the output of n with the given tag.
+func (n *Node) Output(tag string) (component.Output, bool) {
+	for _, o := range n.Outputs {
+		if o.Tag == tag {
+			return o, true
+		}
+	}
+	return component.Output{}, false
+}
+
+// Load reads and validates the pipeline file at path. The error, if any, is a diag.List with
+// every problem found.
+func Load(path string) (*Plan, error) {
+	src, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, src)
+}
+
+// Parse validates a pipeline file's content; path is used in messages.
+func Parse(path string, src []byte) (*Plan, error) {
+	var diags diag.List
+	p := &Plan{File: path}
+	f := load(path, src, &diags, &p.Warnings)
+	if f == nil {
+		return nil, diags.Err()
+	}
+	p.Options = f.options
+	sum := sha256.Sum256(src)
+	p.SpecHash = hex.EncodeToString(sum[:8])
+	if f.pipeline.Windowing != nil {
+		window.Decode(f.dec, f.pipeline.Windowing)
+	}
+	nodes := f.collect()
+	f.resolve(nodes)
+	if len(diags) > 0 {
+		return nil, diags.Err()
+	}
+	p.Nodes = f.order(nodes)
+	if p.Nodes == nil {
+		return nil, diags.Err()
+	}
+	for _, n := range p.Nodes {
+		f.build(n, p)
+	}
+	f.checkErrorOutputsConsumed(p.Nodes)
+	if len(diags) > 0 {
+		return nil, diags.Err()
+	}
+	if p.Trigger == 0 {
+		p.Trigger = time.Duration(p.Options.CheckpointInterval)
+	}
+	return p, nil
+}
+
+// Delivery returns the pipeline's delivery guarantee.
+func (p *Plan) Delivery() component.Delivery { return component.Delivery(p.Options.Delivery) }
+
+// Lanes returns the number of lanes to run.
+func (p *Plan) Lanes() int {
+	if p.Options.Lanes > 0 {
+		return p.Options.Lanes
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// build builds one node against its inputs' schemas.
+func (f *file) build(n *Node, p *Plan) {
+	n.failed = true
+	typeNode := component.MappingValue(n.yaml, "type")
+	spec, ok := component.Lookup(n.Type)
+	if !ok {
+		d := f.dec.Errorf(f.dec.At(typeNode), "%s", component.Unknown(n.Type))
+		if n.Type == "chain" || n.Type == "composite" {
+			d.Detail = "nested chain and composite transforms are not supported yet; list their transforms in the pipeline"
+		}
+		return
+	}
+	n.Spec = spec
+	if n.spec.ResourceHints != nil {
+		p.Warnings.Add(f.dec.At(n.spec.ResourceHints), "resource_hints are ignored: sluice runs in one process")
+	}
+	if n.spec.Windowing != nil && window.Decode(f.dec, n.spec.Windowing) == nil {
+		return
+	}
+	if !f.checkInputCount(n, spec) {
+		return
+	}
+	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
+		Options: component.Options{Delivery: p.Delivery(), CheckpointInterval: time.Duration(p.Options.CheckpointInterval)}}
+	for i := range n.Inputs {
+		e := &n.Inputs[i]
+		if e.From.failed {
+			return // the producer's problems are reported; do not pile on
+		}
+		out, ok := f.pickOutput(n, e)
+		if !ok {
+			return
+		}
+		e.Tag = out.Tag
+		name := e.Key
+		if name == "" {
+			name = e.From.Name
+		}
+		ctx.Inputs = append(ctx.Inputs, component.Input{Name: name, Schema: out.Schema})
+	}
+	impl := spec.Build(ctx)
+	if impl == nil {
+		return
+	}
+	n.Impl, n.Outputs, n.failed = impl, ctx.Outputs(), false
+	if t := ctx.Trigger(); t > 0 && (p.Trigger == 0 || t < p.Trigger) {
+		p.Trigger = t
+	}
+}
+
+func (f *file) checkInputCount(n *Node, spec *component.Spec) bool {
+	switch {
+	case spec.Kind == component.KindSource && len(n.Inputs) > 0:
+		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s is a source and takes no input", n.describe())
+		return false
+	case spec.Kind != component.KindSource && len(n.Inputs) < max(spec.MinInputs, 1):
+		d := f.dec.Errorf(n.Pos, "%s needs an input", n.describe())
+		if !f.chain {
+			d.Detail = "in a composite pipeline every transform but the sources names its input:, e.g. input: ReadFromKafka"
+		}
+		return false
+	case spec.MaxInputs >= 0 && len(n.Inputs) > max(spec.MaxInputs, 1):
+		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s takes one input, not %d; use Flatten to merge inputs",
+			n.describe(), len(n.Inputs))
+		return false
+	}
+	return true
+}
+
+// pickOutput finds the producer output an edge consumes: the named tag, or for a bare
+// reference the only output, or the one that is not the error output.
+func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
+	from := e.From
+	if e.explicitTag {
+		if out, ok := from.Output(e.Tag); ok {
+			return out, true
+		}
+		if out, ok := from.Output(component.Main); ok && len(from.Outputs) == 1 && e.Tag == "" {
+			return out, true
+		}
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output %q (its outputs: %s)", from.describe(), e.Tag, tags(from))
+		return component.Output{}, false
+	}
+	var main []component.Output
+	for _, o := range from.Outputs {
+		if !o.Errors {
+			main = append(main, o)
+		}
+	}
+	switch {
+	case len(from.Outputs) == 0:
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output to consume (%s writes, it does not produce)", from.describe(), from.Type)
+	case len(main) == 1:
+		return main[0], true
+	default:
+		where := n.Pos
+		if e.node != nil {
+			where = f.dec.At(e.node)
+		}
+		f.dec.Errorf(where, "%s has several outputs (%s): name one, e.g. %s.%s", from.describe(), tags(from), from.Name, from.Outputs[0].Tag)
+	}
+	return component.Output{}, false
+}
+
+func tags(n *Node) string {
+	var t []string
+	for _, o := range n.Outputs {
+		t = append(t, o.Tag)
+	}
+	return strings.Join(t, ", ")
+}
+
+// checkErrorOutputsConsumed rejects error outputs nobody reads: their records would be lost.
+func (f *file) checkErrorOutputsConsumed(nodes []*Node) {
+	consumed := map[*Node]map[string]bool{}
+	for _, n := range nodes {
+		for _, e := range n.Inputs {
+			if consumed[e.From] == nil {
+				consumed[e.From] = map[string]bool{}
+			}
+			consumed[e.From][e.Tag] = true
+		}
+	}
+	for _, n := range nodes {
+		for _, o := range n.Outputs {
+			if o.Errors && !consumed[n][o.Tag] {
+				at := n.Pos
+				if eh := component.MappingValue(n.spec.Config, "error_handling"); eh != nil {
+					at = f.dec.At(eh)
+				}
+				f.dec.Errorf(at, "unconsumed error output %s.%s: failed records would be lost", n.Name, o.Tag).
+					Detail = fmt.Sprintf("add a transform with input: %s.%s, e.g. a WriteToJson dead-letter sink", n.Name, o.Tag)
+			}
+		}
+	}
+}

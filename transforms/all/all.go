@@ -1,0 +1,6 @@
+// Package all registers every transform of sluice; import it for its side effects.
+package all
+
+import (
+	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting
+)
