@@ -1,0 +1,439 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// writeFormat is what distinguishes WriteToJson from WriteToText.
+type writeFormat struct {
+	// ext is the extension of lane files.
+	ext string
+	// encode appends the line of one row, without terminator.
+	encode func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, error)
+}
+
+// writeChunkBytes is how much encoded output a lane buffers before writing it to its file.
+const writeChunkBytes = 256 << 10
+
+// sink writes an output directory one epoch directory at a time (docs/files.md): lanes write
+// their rows into files of a hidden directory per epoch, and Commit adds the checkpoint and
+// renames the directory to its committed name.
+type sink struct {
+	dir    string
+	what   string // the component, for messages
+	format writeFormat
+	schema *schemas.Schema // the input schema, for batches that carry none
+
+	commitMu sync.Mutex // serializes Open, Commit and Close
+
+	mu       sync.Mutex // guards the fields below; never held across I/O
+	pipeline string
+	opened   bool
+	last     uint64         // the highest committed epoch
+	pending  map[uint64]int // epoch -> lane files flushed for it and not committed yet
+	writers  map[int]*laneWriter
+
+	// hook, when set (tests), is called at each step of Commit; an error stops the commit
+	// there, as a crash would.
+	hook func(step string) error
+}
+
+// The steps of Commit at which sink.hook is called.
+const (
+	stepBegin      = "begin"      // nothing written yet
+	stepCheckpoint = "checkpoint" // _checkpoint.json written and synced in the hidden directory
+	stepRename     = "rename"     // the hidden directory synced, not renamed yet
+	stepRenamed    = "renamed"    // renamed, the output directory not synced yet
+)
+
+func newSink(dir, what string, format writeFormat, schema *schemas.Schema) *sink {
+	return &sink{dir: dir, what: what, format: format, schema: schema}
+}
+
+// openDirs holds the output directories open in this process, so that two sinks of one
+// pipeline cannot write the same directory.
+var openDirs sync.Map // absolute path -> *sink
+
+func (s *sink) claim() error {
+	abs, err := filepath.Abs(s.dir)
+	if err != nil {
+		return fmt.Errorf("output directory %s: %w", s.dir, err)
+	}
+	if other, loaded := openDirs.LoadOrStore(abs, s); loaded && other != s {
+		return fmt.Errorf("output directory %s is already written by another %s of this process: give each sink its own path", s.dir, other.(*sink).what)
+	}
+	return nil
+}
+
+func (s *sink) release() {
+	if abs, err := filepath.Abs(s.dir); err == nil {
+		openDirs.CompareAndDelete(abs, s)
+	}
+}
+
+// Open creates the output directory if needed, removes epochs that a crash left unfinished
+// and returns the checkpoint of the last committed epoch.
+func (s *sink) Open(_ context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if err := s.claim(); err != nil {
+		return nil, err
+	}
+	cp, err := s.open(info)
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pipeline, s.opened = info.Pipeline, true
+	s.pending = map[uint64]int{}
+	s.last = 0
+	if cp != nil {
+		s.last = cp.Epoch
+	}
+	return cp, nil
+}
+
+func (s *sink) open(info component.SinkInfo) (*component.Checkpoint, error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory %s: %w", s.dir, err)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", s.dir, err)
+	}
+	for _, e := range entries {
+		if isTmpName(e.Name()) {
+			if err := os.RemoveAll(filepath.Join(s.dir, e.Name())); err != nil {
+				return nil, fmt.Errorf("remove an unfinished epoch: %w", err)
+			}
+		}
+	}
+	epochs, err := committedEpochs(s.dir)
+	if err != nil || len(epochs) == 0 {
+		return nil, err
+	}
+	last := epochs[len(epochs)-1]
+	edir := filepath.Join(s.dir, epochName(last))
+	cp, err := readCheckpoint(edir)
+	switch {
+	case notExist(err):
+		return nil, fmt.Errorf("%s %w: it was not written by sluice, or was damaged; choose a new path", edir, errNoCheckpoint)
+	case err != nil:
+		return nil, err
+	case cp.Epoch != last:
+		return nil, fmt.Errorf("%s holds the checkpoint of epoch %d: it was damaged; choose a new path", edir, cp.Epoch)
+	case cp.Pipeline != info.Pipeline:
+		return nil, fmt.Errorf("%s %s holds the output of pipeline %q, not of %q: resuming it would mix two pipelines' offsets; choose a new path (or remove the directory to start over)",
+			s.what, s.dir, cp.Pipeline, info.Pipeline)
+	}
+	return cp, nil
+}
+
+// Writer returns the writer of a lane.
+func (s *sink) Writer(lane int) component.Writer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writers == nil {
+		s.writers = map[int]*laneWriter{}
+	}
+	w := s.writers[lane]
+	if w == nil {
+		w = &laneWriter{s: s, lane: lane, flushed: s.last}
+		s.writers[lane] = w
+	}
+	return w
+}
+
+// Commit makes the epoch's lane files visible together with cp, by renaming the epoch's
+// hidden directory. An epoch already committed with offsets that cover cp's is left as it is.
+func (s *sink) Commit(_ context.Context, cp component.Checkpoint) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	opened, last, pipeline := s.opened, s.last, s.pipeline
+	var unfinished []uint64
+	for e, n := range s.pending {
+		if e < cp.Epoch && e > last && n > 0 {
+			unfinished = append(unfinished, e)
+		}
+	}
+	s.mu.Unlock()
+	if !opened {
+		return fmt.Errorf("%s %s: commit before open", s.what, s.dir)
+	}
+	if cp.Pipeline != pipeline {
+		return fmt.Errorf("%s %s: commit for pipeline %q, opened for %q", s.what, s.dir, cp.Pipeline, pipeline)
+	}
+	final := filepath.Join(s.dir, epochName(cp.Epoch))
+	tmp := filepath.Join(s.dir, tmpName(cp.Epoch))
+	done, err := s.committed(final, cp)
+	if err != nil || done {
+		if done {
+			// A re-run of a committed epoch writes nothing new: the runner drops the records
+			// the checkpoint covers. Its hidden directory can go.
+			err = os.RemoveAll(tmp)
+			s.committedUpTo(cp.Epoch)
+		}
+		return err
+	}
+	if cp.Epoch <= last {
+		return fmt.Errorf("%s %s: epoch %d is not after the last committed epoch %d", s.what, s.dir, cp.Epoch, last)
+	}
+	if len(unfinished) > 0 {
+		return fmt.Errorf("%s %s: epoch %d has flushed rows but was not committed before epoch %d", s.what, s.dir, unfinished[0], cp.Epoch)
+	}
+	if err := s.step(stepBegin); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
+	}
+	data, err := json.MarshalIndent(cp, "", "  ")
+	if err != nil {
+		return fmt.Errorf("commit epoch %d to %s: %w", cp.Epoch, s.dir, err)
+	}
+	if err := writeFileSync(filepath.Join(tmp, checkpointFile), append(data, '\n')); err != nil {
+		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
+	}
+	if err := s.step(stepCheckpoint); err != nil {
+		return err
+	}
+	if err := syncDir(tmp); err != nil {
+		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
+	}
+	if err := s.step(stepRename); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
+	}
+	if err := s.step(stepRenamed); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
+	}
+	s.committedUpTo(cp.Epoch)
+	return nil
+}
+
+// committed reports whether final already holds a commit that covers cp (a repeated
+// Commit), and fails when it holds a different one.
+func (s *sink) committed(final string, cp component.Checkpoint) (bool, error) {
+	existing, err := readCheckpoint(final)
+	switch {
+	case notExist(err):
+		if _, serr := os.Stat(final); serr == nil {
+			return false, fmt.Errorf("%s %w: it was not written by sluice, or was damaged; choose a new path", final, errNoCheckpoint)
+		}
+		return false, nil
+	case err != nil:
+		return false, err
+	case existing.Pipeline == cp.Pipeline && covers(existing.Next, cp.Next):
+		return true, nil
+	}
+	return false, fmt.Errorf("%s %s: epoch %d is already committed with other offsets; epochs must be numbered after the restored checkpoint's", s.what, s.dir, cp.Epoch)
+}
+
+func (s *sink) committedUpTo(epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last = max(s.last, epoch)
+	for e := range s.pending {
+		if e <= epoch {
+			delete(s.pending, e)
+		}
+	}
+}
+
+// covers reports whether have records every partition of want at or beyond want's offset.
+func covers(have, want schemas.Offsets) bool {
+	for src, parts := range want {
+		for p, next := range parts {
+			if h, ok := have.Get(src, p); !ok || h < next {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *sink) step(name string) error {
+	if s.hook == nil {
+		return nil
+	}
+	return s.hook(name)
+}
+
+// flushed records that a lane file of epoch is complete.
+func (s *sink) flushed(epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending == nil {
+		s.pending = map[uint64]int{}
+	}
+	s.pending[epoch]++
+}
+
+// Close closes the lane files still open without committing them: what they hold was never
+// committed, and the next Open removes it.
+func (s *sink) Close(context.Context) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.mu.Lock()
+	writers := s.writers
+	s.writers, s.opened = nil, false
+	s.mu.Unlock()
+	var errs []error
+	for _, w := range writers {
+		errs = append(errs, w.close())
+	}
+	s.release()
+	return errors.Join(errs...)
+}
+
+// laneWriter writes one lane's rows into its file of the current epoch.
+type laneWriter struct {
+	s       *sink
+	lane    int
+	flushed uint64 // the last epoch this lane flushed
+	epoch   uint64 // the epoch the open file was created for: flushed+1, the runner's next
+	f       *os.File
+	name    string
+	buf     []byte
+	closed  bool
+}
+
+// Write appends the rows of b to the lane's file of the current epoch, creating it first.
+func (w *laneWriter) Write(_ context.Context, b *schemas.Batch) error {
+	if len(b.Rows) == 0 {
+		return nil
+	}
+	if w.f == nil {
+		if err := w.create(); err != nil {
+			return err
+		}
+	}
+	schema := b.Schema
+	if schema == nil {
+		schema = w.s.schema
+	}
+	buf := w.buf[:0]
+	var err error
+	for i, row := range b.Rows {
+		if buf, err = w.s.format.encode(buf, schema, row); err != nil {
+			var at string
+			if i < len(b.Pos) {
+				at = " (record at " + b.Pos[i].String() + ")"
+			}
+			return fmt.Errorf("%s %s: %w%s", w.s.what, w.s.dir, err, at)
+		}
+		buf = append(buf, '\n')
+		if len(buf) >= writeChunkBytes {
+			if err := w.write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	if err := w.write(buf); err != nil {
+		return err
+	}
+	if cap(buf) <= 4*writeChunkBytes {
+		w.buf = buf[:0]
+	}
+	return nil
+}
+
+func (w *laneWriter) write(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	if _, err := w.f.Write(p); err != nil {
+		return fmt.Errorf("write %s: %w", w.name, err)
+	}
+	return nil
+}
+
+// create opens the lane's file in the hidden directory of the epoch after the last one it
+// flushed; Flush moves it if the runner's epoch turns out to be another.
+func (w *laneWriter) create() error {
+	if w.closed {
+		return fmt.Errorf("%s %s: write after close", w.s.what, w.s.dir)
+	}
+	w.epoch = w.flushed + 1
+	dir := filepath.Join(w.s.dir, tmpName(w.epoch))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", w.s.what, err)
+	}
+	w.name = filepath.Join(dir, laneName(w.lane, w.s.format.ext))
+	f, err := os.OpenFile(w.name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: create lane file: %w (is another process writing %s?)", w.s.what, err, w.s.dir)
+	}
+	w.f = f
+	return nil
+}
+
+// Flush ends the lane's part of epoch: its file, if it has rows, is synced, closed and
+// recorded for the epoch's commit.
+func (w *laneWriter) Flush(_ context.Context, epoch uint64) error {
+	if epoch == w.flushed && w.f == nil {
+		return nil // a repeated Flush
+	}
+	if epoch <= w.flushed {
+		return fmt.Errorf("%s %s: lane %d flushes epoch %d after epoch %d", w.s.what, w.s.dir, w.lane, epoch, w.flushed)
+	}
+	if w.f != nil {
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", w.name, err)
+		}
+		if err := w.f.Close(); err != nil {
+			return fmt.Errorf("close %s: %w", w.name, err)
+		}
+		w.f = nil
+		if epoch != w.epoch {
+			if err := w.move(epoch); err != nil {
+				return err
+			}
+		}
+		w.s.flushed(epoch)
+	}
+	w.flushed = epoch
+	return nil
+}
+
+// move puts the lane's file into the hidden directory of epoch.
+func (w *laneWriter) move(epoch uint64) error {
+	dir := filepath.Join(w.s.dir, tmpName(epoch))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: %w", w.s.what, err)
+	}
+	name := filepath.Join(dir, laneName(w.lane, w.s.format.ext))
+	if err := os.Rename(w.name, name); err != nil {
+		return fmt.Errorf("%s: %w", w.s.what, err)
+	}
+	w.name, w.epoch = name, epoch
+	return nil
+}
+
+func (w *laneWriter) close() error {
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}

@@ -1,0 +1,265 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Batch limits of the readers: a batch holds up to maxBatchLines lines of one file and stops
+// early once it holds maxBatchBytes.
+const (
+	maxBatchLines = 1000
+	maxBatchBytes = 4 << 20
+)
+
+// lineDecoder turns one line into a row. One goroutine uses it at a time.
+type lineDecoder func(line []byte) (schemas.Row, error)
+
+// readFormat is what distinguishes ReadFromJson from ReadFromText.
+type readFormat struct {
+	// skip reports whether a line is not a record (it still advances the offset).
+	skip func(line []byte) bool
+	// newDecoder returns a decoder for one goroutine.
+	newDecoder func() lineDecoder
+}
+
+// source reads the files of a path, each file a partition of its own. Read and Offsets run
+// on one goroutine; Decode runs on many.
+type source struct {
+	path   string
+	schema *schemas.Schema
+	format readFormat
+	errOut *component.ErrorOutput
+	pool   sync.Pool // of lineDecoder
+	// maxLine is the longest line accepted (MaxLineBytes; tests lower it).
+	maxLine int
+
+	files   []string
+	next    int // index in files of the next file to open
+	cur     *openFile
+	offsets schemas.Offsets
+	from    schemas.Offsets
+	lr      *lineReader
+	arena   int // bytes of the previous batch, to size the next one
+}
+
+// openFile is the file being read.
+type openFile struct {
+	f      *os.File
+	name   string
+	source string
+	mtime  time.Time
+}
+
+func newSource(path string, schema *schemas.Schema, format readFormat, errOut *component.ErrorOutput) *source {
+	s := &source{path: path, schema: schema, format: format, errOut: errOut, maxLine: MaxLineBytes}
+	s.pool.New = func() any { return format.newDecoder() }
+	return s
+}
+
+// Open lists the files of the path (those present now; files that appear later are not
+// read) and prepares to read each from its offset in from, or from its start.
+func (s *source) Open(_ context.Context, from schemas.Offsets) error {
+	if err := s.Close(); err != nil {
+		return err
+	}
+	files, err := listFiles(s.path)
+	if err != nil {
+		return err
+	}
+	s.files, s.next, s.from = files, 0, from
+	s.offsets = schemas.Offsets{}
+	for _, name := range files {
+		if off, ok := from.Get(sourceName(name), 0); ok {
+			s.offsets.Set(sourceName(name), 0, off)
+		}
+	}
+	return nil
+}
+
+// Offsets returns the next offset of every file read so far, or resumed from.
+func (s *source) Offsets() schemas.Offsets { return s.offsets.Clone() }
+
+// Read returns the next lines of the current file, up to maxBatchLines, or io.EOF after the
+// last file.
+func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.cur == nil {
+			if s.next == len(s.files) {
+				return nil, io.EOF
+			}
+			if err := s.open(s.files[s.next]); err != nil {
+				return nil, err
+			}
+			s.next++
+		}
+		b, err := s.readBatch()
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		s.offsets.Set(s.cur.source, 0, s.lr.off)
+		if b != nil {
+			return b, nil
+		}
+		if err := s.cur.f.Close(); err != nil {
+			return nil, fmt.Errorf("close %s: %w", s.cur.name, err)
+		}
+		s.cur = nil
+	}
+}
+
+// open opens name and seeks to the offset to resume from, checking that the offset is at a
+// line start of a file at least that long: otherwise the file changed since the checkpoint.
+func (s *source) open(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", name, err)
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("stat %s: %w", name, err)
+	}
+	src := sourceName(name)
+	off, _ := s.from.Get(src, 0)
+	if err := checkResume(f, name, off, info.Size()); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		f.Close()
+		return fmt.Errorf("seek %s to offset %d: %w", name, off, err)
+	}
+	if s.lr == nil {
+		s.lr = newLineReader(f, off, readBufferBytes, s.maxLine)
+	} else {
+		s.lr.reset(f, off)
+	}
+	s.cur = &openFile{f: f, name: name, source: src, mtime: info.ModTime().UTC()}
+	s.offsets.Set(src, 0, off)
+	return nil
+}
+
+func checkResume(f *os.File, name string, off, size int64) error {
+	switch {
+	case off < 0 || off > size:
+		return fmt.Errorf("the checkpoint resumes %s at offset %d, but the file has %d bytes: it was truncated or replaced since; restore it, or write to a new output to read it from the start", name, off, size)
+	case off == 0 || off == size:
+		return nil
+	}
+	var prev [1]byte
+	if _, err := f.ReadAt(prev[:], off-1); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if prev[0] != '\n' {
+		return fmt.Errorf("the checkpoint resumes %s at offset %d, which is not the start of a line: the file changed since; restore it, or write to a new output to read it from the start", name, off)
+	}
+	return nil
+}
+
+// readBatch reads the next lines of the current file. It returns a nil batch when the file
+// has no more records; io.EOF comes with the file's last batch or with nil.
+func (s *source) readBatch() (*schemas.Batch, error) {
+	data := make([]byte, 0, max(s.arena, 4096))
+	var ends []int
+	var pos []schemas.Position
+	var err error
+	for len(ends) < maxBatchLines && len(data) < maxBatchBytes {
+		var line []byte
+		var start int64
+		line, start, err = s.lr.next()
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				err = fmt.Errorf("%s at offset %d: %w", s.cur.name, start, err)
+			} else if err != io.EOF {
+				err = fmt.Errorf("read %s: %w", s.cur.name, err)
+			}
+			break
+		}
+		if s.format.skip(line) {
+			continue
+		}
+		data = append(data, line...)
+		ends = append(ends, len(data))
+		pos = append(pos, schemas.Position{Source: s.cur.source, Offset: start})
+	}
+	if len(ends) == 0 || (err != nil && err != io.EOF) {
+		return nil, err
+	}
+	s.arena = len(data)
+	b := &schemas.Batch{Schema: s.schema, Raw: make([][]byte, len(ends)), Pos: pos, Time: make([]time.Time, len(ends))}
+	begin := 0
+	for i, end := range ends {
+		b.Raw[i] = data[begin:end:end]
+		b.Time[i] = s.cur.mtime
+		begin = end
+	}
+	return b, err
+}
+
+// Decode turns lines into rows on the Main output; lines that fail go to the error output,
+// or stop the pipeline at their position when there is none.
+func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
+	if len(b.Raw) == 0 {
+		return nil
+	}
+	dec := s.pool.Get().(lineDecoder)
+	defer s.pool.Put(dec)
+	rows := make([]schemas.Row, len(b.Raw))
+	var errs *schemas.Batch
+	var failed []bool // nil while every line decodes
+	for i, raw := range b.Raw {
+		row, err := dec(raw)
+		if err != nil {
+			if errs, err = s.errOut.Add(errs, b, i, err); err != nil {
+				return err
+			}
+			if failed == nil {
+				failed = make([]bool, len(b.Raw))
+			}
+			failed[i] = true
+			continue
+		}
+		rows[i] = row
+	}
+	out := &schemas.Batch{Schema: s.schema, Rows: rows, Pos: b.Pos, Time: b.Time}
+	if failed != nil {
+		out = &schemas.Batch{Schema: s.schema}
+		for i, row := range rows {
+			if !failed[i] {
+				out.Rows = append(out.Rows, row)
+				out.Pos = append(out.Pos, b.Pos[i])
+				if i < len(b.Time) {
+					out.Time = append(out.Time, b.Time[i])
+				}
+			}
+		}
+	}
+	if len(out.Rows) > 0 {
+		if err := emit(component.Main, out); err != nil {
+			return err
+		}
+	}
+	return s.errOut.Emit(errs, emit)
+}
+
+// Close closes the file being read, if any.
+func (s *source) Close() error {
+	if s.cur == nil {
+		return nil
+	}
+	err := s.cur.f.Close()
+	s.cur = nil
+	return err
+}
