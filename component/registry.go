@@ -59,6 +59,16 @@ func (s *Spec) Build(c *Context) any {
 	return impl
 }
 
+// CheckConfig only decodes the config of c, reporting its problems, for a component that
+// cannot be built because an input failed: the user still sees every config problem at once.
+func (s *Spec) CheckConfig(c *Context) {
+	cfg := reflect.New(s.Config)
+	if d, ok := cfg.Interface().(interface{ SetDefaults() }); ok {
+		d.SetDefaults()
+	}
+	c.decodeConfig(cfg)
+}
+
 var (
 	mu       sync.RWMutex
 	registry = map[string]*Spec{}

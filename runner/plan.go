@@ -158,7 +158,8 @@ func (f *file) build(n *Node, p *Plan) {
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
 		if e.From.failed {
-			return // the producer's problems are reported; do not pile on
+			spec.CheckConfig(ctx) // no input schema to check against: report config problems only
+			return
 		}
 		out, ok := f.pickOutput(n, e)
 		if !ok {

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/connectors/files"
+)
+
+// TestCrashFileToFile SIGKILLs a running file-to-file pipeline at random points, restarts it
+// each time, and checks that the output holds every input record exactly once
+// (exactly_once) or at least once (at_least_once).
+func TestCrashFileToFile(t *testing.T) {
+	for _, delivery := range []string{"exactly_once", "at_least_once"} {
+		t.Run(delivery, func(t *testing.T) { crashRun(t, delivery) })
+	}
+}
+
+func crashRun(t *testing.T, delivery string) {
+	const (
+		nFiles    = 4
+		perFile   = 100_000
+		wantKills = 20
+	)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	ids := writeInput(t, in, nFiles, perFile)
+	pipeline := filepath.Join(dir, "crash.yaml")
+	writeFile(t, pipeline, fmt.Sprintf(`pipeline:
+  type: chain
+  source:
+    type: ReadFromJson
+    config:
+      path: %s
+      schema:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string}
+          amount: {type: number}
+        required: [id, name, amount]
+  transforms:
+    - type: Filter
+      config:
+        keep: id %% 10 != 3
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          doubled: amount * 2
+  sink:
+    type: WriteToJson
+    config:
+      path: %s
+options:
+  delivery: %s
+  checkpoint_interval: 20ms
+  lanes: 3
+`, in, filepath.Join(dir, "out"), delivery))
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	kills, finished := 0, false
+	for kills < wantKills {
+		cmd := exec.Command(binary, "run", pipeline)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d failed before it was killed: %v\n%s", kills+1, err, stderr.String())
+			}
+			finished = true
+		case <-time.After(time.Duration(10+rng.IntN(140)) * time.Millisecond):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			kills++
+		}
+		if finished {
+			break
+		}
+	}
+	if kills < wantKills {
+		t.Fatalf("the pipeline finished after %d kills; the test needs %d kills while it runs: give it more input", kills, wantKills)
+	}
+	out, err := exec.Command(binary, "run", pipeline).CombinedOutput()
+	if err != nil {
+		t.Fatalf("final run: %v\n%s", err, out)
+	}
+
+	lines, err := files.ReadCommitted(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]int{}
+	for _, l := range lines {
+		var r struct {
+			ID      int64   `json:"id"`
+			Amount  float64 `json:"amount"`
+			Doubled float64 `json:"doubled"`
+		}
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatalf("output line %q: %v", l, err)
+		}
+		if r.Doubled != r.Amount*2 {
+			t.Fatalf("record %d: doubled = %v, want %v", r.ID, r.Doubled, r.Amount*2)
+		}
+		seen[r.ID]++
+	}
+	missing, dups, unexpected := 0, 0, 0
+	for _, id := range ids {
+		if id%10 == 3 {
+			if seen[id] > 0 {
+				unexpected++
+			}
+			continue
+		}
+		switch n := seen[id]; {
+		case n == 0:
+			missing++
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	t.Logf("%s: %d kills, %d input records, %d output rows checked, %d duplicates", delivery, kills, len(ids), len(lines), dups)
+	if missing > 0 || unexpected > 0 {
+		t.Fatalf("%d records missing, %d filtered records present", missing, unexpected)
+	}
+	if delivery == "exactly_once" && dups > 0 {
+		t.Fatalf("exactly_once wrote %d duplicates", dups)
+	}
+}
+
+// writeInput writes n files of perFile JSON records and returns their ids.
+func writeInput(t *testing.T, dir string, n, perFile int) []int64 {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for f := range n {
+		fh, err := os.Create(filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", f)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(fh)
+		for i := range perFile {
+			id := int64(f*perFile + i)
+			ids = append(ids, id)
+			fmt.Fprintf(w, `{"id": %d, "name": "user-%d", "amount": %d.25}`+"\n", id, id%977, id%1000)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		fh.Close()
+	}
+	return ids
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
