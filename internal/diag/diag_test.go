@@ -13,6 +13,7 @@ func TestSuggest(t *testing.T) {
 		"ReadFromKafak": "ReadFromKafka",
 		"Window":        "",
 		"x":             "",
+		"Fitler":        "Filter",
 	}
 	for in, want := range cases {
 		if got := Suggest(in, names); got != want {
