@@ -1,0 +1,161 @@
+package create
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/schemas"
+	"gopkg.in/yaml.v3"
+)
+
+func buildYAML(t *testing.T, src string) (*Source, *component.Context, error) {
+	t.Helper()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	d := &component.Decoder{File: "p.yaml", Lines: strings.Split(src, "\n"), Diags: &diag.List{}}
+	root := doc.Content[0]
+	ctx := &component.Context{Decoder: d, Type: "Create", Name: "orders", Pos: d.At(root),
+		Config: component.MappingValue(root, "config")}
+	spec, ok := component.Lookup("Create")
+	if !ok || spec.Kind != component.KindSource {
+		t.Fatal("Create is not a registered source")
+	}
+	impl := spec.Build(ctx)
+	if impl == nil {
+		return nil, ctx, d.Diags.Err()
+	}
+	return impl.(*Source), ctx, nil
+}
+
+// readAll reads to the end, decoding every batch, and returns the rows emitted.
+func readAll(t *testing.T, s *Source) ([]schemas.Row, []*schemas.Batch) {
+	t.Helper()
+	var rows []schemas.Row
+	var batches []*schemas.Batch
+	for {
+		b, err := s.Read(context.Background())
+		if errors.Is(err, io.EOF) {
+			return rows, batches
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Decode(context.Background(), b, func(tag string, out *schemas.Batch) error {
+			if tag != component.Main {
+				t.Errorf("emitted on %q", tag)
+			}
+			rows = append(rows, out.Rows...)
+			batches = append(batches, out)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCreate(t *testing.T) {
+	s, ctx, err := buildYAML(t, `
+config:
+  reshuffle: false
+  elements:
+    - {id: 1, name: apple, price: 0.5, tags: [a, b]}
+    - {id: 2, name: bread, price: 2, ts: 2024-05-01T10:00:00Z}
+    - {id: 3, user: {first: Ada}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ctx.Outputs()
+	want := "{id integer, name string?, price number?, tags array<string>?, ts timestamp?, user struct<first string>?}"
+	if len(out) != 1 || out[0].Tag != component.Main || out[0].Schema.String() != want {
+		t.Fatalf("outputs %v, want %s", out, want)
+	}
+	if err := s.Open(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, batches := readAll(t, s)
+	ts := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	wantRows := []schemas.Row{
+		{int64(1), "apple", 0.5, []any{"a", "b"}, nil, nil},
+		{int64(2), "bread", 2.0, nil, ts, nil},
+		{int64(3), nil, nil, nil, nil, map[string]any{"first": "Ada"}},
+	}
+	if !reflect.DeepEqual(rows, wantRows) {
+		t.Errorf("rows\n got %v\nwant %v", rows, wantRows)
+	}
+	b := batches[0]
+	if b.Schema != out[0].Schema || b.Pos[2] != (schemas.Position{Source: "create:orders", Offset: 2}) || !b.Time[0].Equal(EventTime) {
+		t.Errorf("batch schema %v positions %v times %v", b.Schema, b.Pos, b.Time)
+	}
+	if next, _ := s.Offsets().Get("create:orders", 0); next != 3 {
+		t.Errorf("next offset %d", next)
+	}
+}
+
+func TestCreatePlainValues(t *testing.T) {
+	s, ctx, err := buildYAML(t, "config:\n  elements: [1, 2, 3]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ctx.Outputs()[0].Schema.String(); got != "{element integer}" {
+		t.Errorf("schema %s", got)
+	}
+	_ = s.Open(context.Background(), nil)
+	if rows, _ := readAll(t, s); !reflect.DeepEqual(rows, []schemas.Row{{int64(1)}, {int64(2)}, {int64(3)}}) {
+		t.Errorf("rows %v", rows)
+	}
+}
+
+// Reads come in batches of BatchSize and resume after the offset a checkpoint recorded.
+func TestCreateBatchesAndResume(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("config:\n  elements:\n")
+	for i := range 2500 {
+		src.WriteString("    - {n: " + strconv.Itoa(i) + "}\n")
+	}
+	s, _, err := buildYAML(t, src.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Open(context.Background(), nil)
+	rows, batches := readAll(t, s)
+	if len(rows) != 2500 || len(batches) != 3 || len(batches[0].Rows) != BatchSize || len(batches[2].Rows) != 500 {
+		t.Fatalf("%d rows in %d batches", len(rows), len(batches))
+	}
+	from := schemas.Offsets{}
+	from.Set("create:orders", 0, 1999)
+	_ = s.Open(context.Background(), from)
+	rows, batches = readAll(t, s)
+	if len(rows) != 501 || rows[0][0] != int64(1999) || batches[0].Pos[0].Offset != 1999 {
+		t.Errorf("resumed at %v, %d rows", rows[0], len(rows))
+	}
+	from.Set("create:orders", 0, 2500)
+	_ = s.Open(context.Background(), from)
+	if _, err := s.Read(context.Background()); !errors.Is(err, io.EOF) {
+		t.Errorf("read after the end: %v", err)
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"config:\n  elements: {a: 1}", "p.yaml:2:13: elements must be a list"},
+		{"config:\n  elements:\n    - {a: 1}\n    - 2", "p.yaml:4:7: elements must be all mappings or all plain values: this one is not a mapping"},
+		{"config: {}", `p.yaml:1:9: Create 'orders' needs config key "elements"`},
+	}
+	for _, tt := range tests {
+		_, _, err := buildYAML(t, tt.src)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("error\n got %v\nwant %s", err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package mapping
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/expr"
+	"gopkg.in/yaml.v3"
+)
+
+// exprOptions returns how to compile the transform's expressions, reporting an unsupported
+// language at its key.
+func exprOptions(ctx *component.Context, lang string) (expr.Options, bool) {
+	if err := expr.CheckLanguage(lang); err != nil {
+		ctx.Errorf(ctx.KeyPos("language"), "%v", err)
+		return expr.Options{}, false
+	}
+	return expr.Options{Language: lang, Lines: ctx.Lines}, true
+}
+
+// compileAt decodes the expression (text or {expression, output_type}) in n and compiles it
+// against in. Problems are reported through ctx; the result is nil when there were any.
+func compileAt(ctx *component.Context, n *yaml.Node, in *schemas.Schema, o expr.Options) *expr.Program {
+	spec, ok := expr.DecodeSpec(ctx.Decoder, n, ctx.Describe())
+	if !ok {
+		return nil
+	}
+	p, err := spec.Compile(in, o)
+	if err != nil {
+		ctx.Diags.Append(spec.Expr.Pos, err)
+		return nil
+	}
+	return p
+}
+
+// outBatch starts an output batch for up to n rows derived from in.
+func outBatch(s *schemas.Schema, in *schemas.Batch, n int) *schemas.Batch {
+	b := &schemas.Batch{Schema: s, Rows: make([]schemas.Row, 0, n)}
+	if in.Pos != nil {
+		b.Pos = make([]schemas.Position, 0, n)
+	}
+	if in.Time != nil {
+		b.Time = make([]time.Time, 0, n)
+	}
+	return b
+}
+
+// add appends row, derived from row i of in, with that row's position and time.
+func add(b *schemas.Batch, in *schemas.Batch, i int, row schemas.Row) {
+	b.Rows = append(b.Rows, row)
+	if b.Pos != nil && i < len(in.Pos) {
+		b.Pos = append(b.Pos, in.Pos[i])
+	}
+	if b.Time != nil && i < len(in.Time) {
+		b.Time = append(b.Time, in.Time[i])
+	}
+}
+
+// emitRows sends b to tag unless it is empty.
+func emitRows(emit component.Emit, tag string, b *schemas.Batch) error {
+	if b == nil || len(b.Rows) == 0 {
+		return nil
+	}
+	return emit(tag, b)
+}
+
+// failure records that row i of in failed: to the error output when there is one (errs
+// grows), else as the *component.RowError the transform returns to stop the pipeline.
+func failure(eo *component.ErrorOutput, errs *schemas.Batch, in *schemas.Batch, i int, who string, err error) (*schemas.Batch, error) {
+	return eo.Add(errs, in, i, fmt.Errorf("%s: %w", who, err))
+}
+
+// articled names a type with its article: "an integer", "a string".
+func articled(t schemas.Type) string {
+	s := t.String()
+	if strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
+// describe names what a value is in a message: "null", "the string \"x\"", "the value 3".
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	}
+	return fmt.Sprintf("the value %v", v)
+}
