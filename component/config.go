@@ -30,6 +30,8 @@ type Decoder struct {
 
 	// unknown collects unknown keys instead of reporting them, for DecodeTolerant.
 	unknown *[]*yaml.Node
+	// noun names the keys in messages: "config key" in a component's config, else "key".
+	noun string
 }
 
 // At returns the position of n.
@@ -45,6 +47,8 @@ func (c *Context) decodeConfig(ptr reflect.Value) {
 	if n == nil {
 		n = &yaml.Node{Kind: yaml.MappingNode, Line: c.Pos.Line, Column: c.Pos.Col}
 	}
+	c.Decoder.noun = "config key"
+	defer func() { c.Decoder.noun = "" }()
 	c.Decoder.Decode(n, ptr.Interface(), c.Describe())
 }
 
@@ -79,7 +83,7 @@ func (d *Decoder) value(n *yaml.Node, v reflect.Value, key, owner string) {
 	if v.CanAddr() {
 		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
 			if err := nd.decodeNode(d, n); err != nil {
-				d.Errorf(d.At(n), "%s%s", keyPrefix(key), err.Error())
+				d.Errorf(d.At(n), "%s%s", keyLabel(key), err.Error())
 			}
 			return
 		}
@@ -230,7 +234,12 @@ func (d *Decoder) structValue(n *yaml.Node, v reflect.Value, key, owner string) 
 	if key != "" {
 		where = fmt.Sprintf("%q of %s", key, owner)
 	}
+	noun := d.noun
+	if noun == "" {
+		noun = "key"
+	}
 	seen := map[string]bool{}
+	misspelt := map[string]bool{} // known keys an unknown one looks like: not also "missing"
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		f, ok := byKey[k.Value]
@@ -239,12 +248,13 @@ func (d *Decoder) structValue(n *yaml.Node, v reflect.Value, key, owner string) 
 			continue
 		}
 		if !ok {
-			d.Errorf(d.At(k), "unknown config key %q in %s%s", k.Value, where, diag.DidYouMean(k.Value, names)).
+			misspelt[diag.Suggest(k.Value, names)] = true
+			d.Errorf(d.At(k), "unknown %s %q in %s%s", noun, k.Value, where, diag.DidYouMean(k.Value, names)).
 				Detail = "known keys: " + strings.Join(sortedCopy(names), ", ")
 			continue
 		}
 		if seen[f.name] {
-			d.Errorf(d.At(k), "config key %q is given twice in %s", k.Value, where)
+			d.Errorf(d.At(k), "%s %q is given twice in %s", noun, k.Value, where)
 			continue
 		}
 		seen[f.name] = true
@@ -255,8 +265,8 @@ func (d *Decoder) structValue(n *yaml.Node, v reflect.Value, key, owner string) 
 		}
 	}
 	for _, f := range fields {
-		if f.required && !seen[f.name] {
-			d.Errorf(d.At(n), "%s needs config key %q", where, f.name)
+		if f.required && !seen[f.name] && !misspelt[f.name] {
+			d.Errorf(d.At(n), "%s needs %s %q", where, noun, f.name)
 		}
 	}
 }
@@ -274,6 +284,14 @@ func (d *Decoder) checkEnum(n *yaml.Node, v reflect.Value, key string, enum []st
 
 func (d *Decoder) typeError(n *yaml.Node, key, want string) {
 	d.Errorf(d.At(n), "%smust be %s, not %s", keyPrefix(key), want, describeNode(n))
+}
+
+// keyLabel introduces a self-contained message about key's value: `"size": ...`.
+func keyLabel(key string) string {
+	if key == "" {
+		return ""
+	}
+	return fmt.Sprintf("%q: ", key)
 }
 
 func keyPrefix(key string) string {

@@ -24,6 +24,9 @@ const (
 	MappingShape Shape = iota
 	// IOShape is {failed_row, error_message, source}, as IO transforms emit them.
 	IOShape
+	// IOTextShape is IOShape for sources of text (files of lines): an undecodable record's
+	// failed_row is its text, not bytes, so dead letters stay readable.
+	IOTextShape
 )
 
 // SourceType is the type of the `source` field sluice adds to error rows.
@@ -61,6 +64,9 @@ func (c *Context) ErrorOutput(eh *ErrorHandling, in *schemas.Schema, shape Shape
 		return nil
 	}
 	elem := schemas.Type{Kind: schemas.Bytes}
+	if shape == IOTextShape {
+		elem.Kind = schemas.String
+	}
 	if in != nil {
 		fields := make([]schemas.Field, len(in.Fields))
 		for i, f := range in.Fields {
@@ -71,7 +77,7 @@ func (c *Context) ErrorOutput(eh *ErrorHandling, in *schemas.Schema, shape Shape
 	}
 	str := schemas.Type{Kind: schemas.String}
 	var s *schemas.Schema
-	if shape == IOShape {
+	if shape != MappingShape {
 		s = schemas.New(
 			schemas.Field{Name: "failed_row", Type: elem, Nullable: true},
 			schemas.Field{Name: "error_message", Type: str},
@@ -102,7 +108,9 @@ func (o *ErrorOutput) Add(errs *schemas.Batch, in *schemas.Batch, i int, cause e
 		errs = &schemas.Batch{Schema: o.Schema}
 	}
 	var elem any
-	if in.Raw != nil {
+	if in.Raw != nil && o.shape == IOTextShape {
+		elem = string(in.Raw[i])
+	} else if in.Raw != nil {
 		elem = in.Raw[i]
 	} else if in.Schema != nil {
 		m := make(map[string]any, len(in.Schema.Fields))
@@ -113,7 +121,7 @@ func (o *ErrorOutput) Add(errs *schemas.Batch, in *schemas.Batch, i int, cause e
 	}
 	source := map[string]any{"topic": pos.Source, "partition": int64(pos.Partition), "offset": pos.Offset}
 	var row schemas.Row
-	if o.shape == IOShape {
+	if o.shape != MappingShape {
 		row = schemas.Row{elem, cause.Error(), source}
 	} else {
 		row = schemas.Row{elem, cause.Error(), stackOf(cause), source}

@@ -134,8 +134,10 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 		g.Go(func() error { return r.lane(gctx, l) })
 	}
 	g.Go(func() error { return r.coordinate(gctx, first) })
-	g.Go(func() error { r.watchStop(gctx, cancel); return nil })
+	watchCtx, stopWatching := context.WithCancel(gctx)
+	go r.watchStop(watchCtx, cancel)
 	err = g.Wait()
+	stopWatching()
 	if cause := context.Cause(ctx); errors.Is(cause, ErrDrainTimeout) {
 		err = ErrDrainTimeout
 	}
@@ -224,7 +226,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
 		}
 		if len(from) > 0 {
-			r.log.Info("resuming", "source", s.node.Name, "from", fmt.Sprint(from))
+			r.log.Info("resuming", "source", s.node.Name, "from", from.String())
 		}
 	}
 	return last + 1, nil
@@ -391,7 +393,7 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		if read == cut && !final {
 			continue
 		}
-		if read != cut || r.epochs == 0 || len(r.sources) == 0 {
+		if read != cut {
 			cut = read
 			if err := r.epoch(ctx, epoch); err != nil {
 				return err

@@ -1,6 +1,11 @@
 package schemas
 
-import "maps"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
 
 // Offsets maps a source and partition to the next offset to read there.
 type Offsets map[string]map[int32]int64
@@ -82,4 +87,15 @@ func Min(all ...Offsets) Offsets {
 		}
 	}
 	return out
+}
+
+// String renders the offsets as "source[partition]=next" pairs in a stable order.
+func (o Offsets) String() string {
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(o)) {
+		for _, p := range slices.Sorted(maps.Keys(o[s])) {
+			parts = append(parts, fmt.Sprintf("%s[%d]=%d", s, p, o[s][p]))
+		}
+	}
+	return strings.Join(parts, " ")
 }

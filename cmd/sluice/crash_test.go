@@ -27,7 +27,7 @@ func TestCrashFileToFile(t *testing.T) {
 
 func crashRun(t *testing.T, delivery string) {
 	const (
-		nFiles    = 4
+		nFiles    = 8
 		perFile   = 100_000
 		wantKills = 20
 	)
@@ -84,7 +84,7 @@ options:
 				t.Fatalf("run %d failed before it was killed: %v\n%s", kills+1, err, stderr.String())
 			}
 			finished = true
-		case <-time.After(time.Duration(10+rng.IntN(140)) * time.Millisecond):
+		case <-time.After(time.Duration(5+rng.IntN(75)) * time.Millisecond):
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			kills++
@@ -95,6 +95,13 @@ options:
 	}
 	if kills < wantKills {
 		t.Fatalf("the pipeline finished after %d kills; the test needs %d kills while it runs: give it more input", kills, wantKills)
+	}
+	before, err := files.ReadCommitted(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) == 0 {
+		t.Fatal("the killed runs committed nothing: the kills did not hit a running pipeline")
 	}
 	out, err := exec.Command(binary, "run", pipeline).CombinedOutput()
 	if err != nil {
@@ -135,7 +142,8 @@ options:
 			dups += n - 1
 		}
 	}
-	t.Logf("%s: %d kills, %d input records, %d output rows checked, %d duplicates", delivery, kills, len(ids), len(lines), dups)
+	t.Logf("%s: %d kills, %d input records, %d rows committed by the killed runs, %d output rows checked, %d duplicates",
+		delivery, kills, len(ids), len(before), len(lines), dups)
 	if missing > 0 || unexpected > 0 {
 		t.Fatalf("%d records missing, %d filtered records present", missing, unexpected)
 	}

@@ -66,7 +66,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitRuntime
 	}
-	fmt.Fprintf(stdout, "read %d records in %s, committed %d epochs", st.Read, time.Since(start).Round(time.Millisecond), st.Epochs)
+	fmt.Fprintf(stdout, "read %d records in %s, committed %d %s", st.Read, time.Since(start).Round(time.Millisecond), st.Epochs, plural(st.Epochs, "epoch"))
 	if st.ErrorRows > 0 {
 		fmt.Fprintf(stdout, ", %d records to error outputs", st.ErrorRows)
 	}
@@ -97,4 +97,11 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		}
 	}
 	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

@@ -81,7 +81,7 @@ func buildReadJSON(ctx *component.Context, cfg *ReadJSONConfig) (component.Sourc
 		return nil, nil
 	}
 	ctx.Output(component.Main, schema)
-	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOShape)
+	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOTextShape)
 	format := readFormat{
 		skip: isBlank,
 		newDecoder: func() lineDecoder {

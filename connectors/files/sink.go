@@ -59,6 +59,13 @@ func newSink(dir, what string, format writeFormat, schema *schemas.Schema) *sink
 	return &sink{dir: dir, what: what, format: format, schema: schema}
 }
 
+// Summary says where the sink wrote, for the end of a run.
+func (s *sink) Summary() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fmt.Sprintf("committed through epoch %d in %s", s.last, s.dir)
+}
+
 // openDirs holds the output directories open in this process, so that two sinks of one
 // pipeline cannot write the same directory.
 var openDirs sync.Map // absolute path -> *sink

@@ -175,7 +175,7 @@ func TestMapToFieldsConfigErrors(t *testing.T) {
 		{"language", "config:\n  language: javascript\n  fields: {a: id}",
 			`p.yaml:2:13: language "javascript" is not supported`},
 		{"unknown key in mapping form", "config:\n  fields:\n    a: {expression: id, callable: 'lambda x: x'}",
-			`p.yaml:3:25: unknown config key "callable" in MapToFields 'step'`},
+			`p.yaml:3:25: unknown key "callable" in MapToFields 'step'`},
 		{"fields not a mapping", "config:\n  fields: [a]",
 			`p.yaml:2:11: "fields" must be a mapping of field names to expressions`},
 	}
