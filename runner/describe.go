@@ -13,7 +13,11 @@ func (p *Plan) DOT() string {
 	var b strings.Builder
 	b.WriteString("digraph pipeline {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n")
 	for i, n := range p.Nodes {
-		fmt.Fprintf(&b, "  n%d [label=%q];\n", i, n.Name+"\n"+n.Type)
+		label := n.Name
+		if n.Name != n.Type {
+			label += "\n" + n.Type
+		}
+		fmt.Fprintf(&b, "  n%d [label=%q];\n", i, label)
 	}
 	p.edges(func(from, to int, label string, errs bool) {
 		attrs := ""
@@ -35,7 +39,11 @@ func (p *Plan) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
 	for i, n := range p.Nodes {
-		fmt.Fprintf(&b, "  n%d[\"%s<br/><i>%s</i>\"]\n", i, mermaidEscape(n.Name), n.Type)
+		label := mermaidEscape(n.Name)
+		if n.Name != n.Type {
+			label += "<br/><i>" + n.Type + "</i>"
+		}
+		fmt.Fprintf(&b, "  n%d[\"%s\"]\n", i, label)
 	}
 	p.edges(func(from, to int, label string, errs bool) {
 		arrow := "-->"
