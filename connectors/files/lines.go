@@ -38,13 +38,6 @@ func newLineReader(r io.Reader, off int64, bufSize, maxLine int) *lineReader {
 	return &lineReader{br: bufio.NewReaderSize(r, bufSize), off: off, max: maxLine}
 }
 
-// reset makes the reader read r from offset off, keeping its buffers.
-func (r *lineReader) reset(rd io.Reader, off int64) {
-	r.br.Reset(rd)
-	r.off = off
-	r.acc = r.acc[:0]
-}
-
 // next returns the next line without its terminator and the offset where it starts. The line
 // is valid until the next call. At the end of the stream it returns io.EOF; a line longer
 // than the limit returns an error wrapping errLineTooLong, after which the reader is unusable.

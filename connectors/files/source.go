@@ -43,17 +43,22 @@ type source struct {
 	maxLine int
 
 	files   []string
-	next    int // index in files of the next file to open
-	cur     *openFile
+	next    int         // index in files of the next file to open
+	open    []*openFile // the files being read, at most filesAtOnce
+	turn    int         // which of open the next batch comes from
 	offsets schemas.Offsets
 	from    schemas.Offsets
-	lr      *lineReader
 	arena   int // bytes of the previous batch, to size the next one
 }
 
-// openFile is the file being read.
+// filesAtOnce is how many files a source reads in turn, a batch from each, so that their
+// partitions spread over the lanes and are decoded in parallel.
+const filesAtOnce = 8
+
+// openFile is a file being read.
 type openFile struct {
 	f      *os.File
+	lr     *lineReader
 	name   string
 	source string
 	mtime  time.Time
@@ -88,40 +93,43 @@ func (s *source) Open(_ context.Context, from schemas.Offsets) error {
 // Offsets returns the next offset of every file read so far, or resumed from.
 func (s *source) Offsets() schemas.Offsets { return s.offsets.Clone() }
 
-// Read returns the next lines of the current file, up to maxBatchLines, or io.EOF after the
-// last file.
+// Read returns the next lines of one of the open files, up to maxBatchLines, taking the
+// files in turn, or io.EOF after the last file.
 func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if s.cur == nil {
-			if s.next == len(s.files) {
-				return nil, io.EOF
-			}
-			if err := s.open(s.files[s.next]); err != nil {
+		for len(s.open) < filesAtOnce && s.next < len(s.files) {
+			if err := s.openNext(s.files[s.next]); err != nil {
 				return nil, err
 			}
 			s.next++
 		}
-		b, err := s.readBatch()
+		if len(s.open) == 0 {
+			return nil, io.EOF
+		}
+		i := s.turn % len(s.open)
+		cur := s.open[i]
+		b, err := s.readBatch(cur)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		s.offsets.Set(s.cur.source, 0, s.lr.off)
+		s.offsets.Set(cur.source, 0, cur.lr.off)
 		if b != nil {
+			s.turn++
 			return b, nil
 		}
-		if err := s.cur.f.Close(); err != nil {
-			return nil, fmt.Errorf("close %s: %w", s.cur.name, err)
+		s.open = append(s.open[:i], s.open[i+1:]...)
+		if err := cur.f.Close(); err != nil {
+			return nil, fmt.Errorf("close %s: %w", cur.name, err)
 		}
-		s.cur = nil
 	}
 }
 
-// open opens name and seeks to the offset to resume from, checking that the offset is at a
+// openNext opens name and seeks to the offset to resume from, checking that the offset is at a
 // line start of a file at least that long: otherwise the file changed since the checkpoint.
-func (s *source) open(name string) error {
+func (s *source) openNext(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", name, err)
@@ -141,12 +149,8 @@ func (s *source) open(name string) error {
 		f.Close()
 		return fmt.Errorf("seek %s to offset %d: %w", name, off, err)
 	}
-	if s.lr == nil {
-		s.lr = newLineReader(f, off, readBufferBytes, s.maxLine)
-	} else {
-		s.lr.reset(f, off)
-	}
-	s.cur = &openFile{f: f, name: name, source: src, mtime: info.ModTime().UTC()}
+	lr := newLineReader(f, off, readBufferBytes, s.maxLine)
+	s.open = append(s.open, &openFile{f: f, lr: lr, name: name, source: src, mtime: info.ModTime().UTC()})
 	s.offsets.Set(src, 0, off)
 	return nil
 }
@@ -170,7 +174,7 @@ func checkResume(f *os.File, name string, off, size int64) error {
 
 // readBatch reads the next lines of the current file. It returns a nil batch when the file
 // has no more records; io.EOF comes with the file's last batch or with nil.
-func (s *source) readBatch() (*schemas.Batch, error) {
+func (s *source) readBatch(cur *openFile) (*schemas.Batch, error) {
 	data := make([]byte, 0, max(s.arena, 4096))
 	var ends []int
 	var pos []schemas.Position
@@ -178,12 +182,12 @@ func (s *source) readBatch() (*schemas.Batch, error) {
 	for len(ends) < maxBatchLines && len(data) < maxBatchBytes {
 		var line []byte
 		var start int64
-		line, start, err = s.lr.next()
+		line, start, err = cur.lr.next()
 		if err != nil {
 			if errors.Is(err, errLineTooLong) {
-				err = fmt.Errorf("%s at offset %d: %w", s.cur.name, start, err)
+				err = fmt.Errorf("%s at offset %d: %w", cur.name, start, err)
 			} else if err != io.EOF {
-				err = fmt.Errorf("read %s: %w", s.cur.name, err)
+				err = fmt.Errorf("read %s: %w", cur.name, err)
 			}
 			break
 		}
@@ -192,7 +196,7 @@ func (s *source) readBatch() (*schemas.Batch, error) {
 		}
 		data = append(data, line...)
 		ends = append(ends, len(data))
-		pos = append(pos, schemas.Position{Source: s.cur.source, Offset: start})
+		pos = append(pos, schemas.Position{Source: cur.source, Offset: start})
 	}
 	if len(ends) == 0 || (err != nil && err != io.EOF) {
 		return nil, err
@@ -202,7 +206,7 @@ func (s *source) readBatch() (*schemas.Batch, error) {
 	begin := 0
 	for i, end := range ends {
 		b.Raw[i] = data[begin:end:end]
-		b.Time[i] = s.cur.mtime
+		b.Time[i] = cur.mtime
 		begin = end
 	}
 	return b, err
@@ -254,12 +258,12 @@ func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 	return s.errOut.Emit(errs, emit)
 }
 
-// Close closes the file being read, if any.
+// Close closes the files being read.
 func (s *source) Close() error {
-	if s.cur == nil {
-		return nil
+	var errs []error
+	for _, f := range s.open {
+		errs = append(errs, f.f.Close())
 	}
-	err := s.cur.f.Close()
-	s.cur = nil
-	return err
+	s.open = nil
+	return errors.Join(errs...)
 }
