@@ -11,57 +11,38 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/component"
-	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/schemas"
-	"gopkg.in/yaml.v3"
 )
+
+// env names the Create the tests build "orders".
+var env = componenttest.Env{Name: "orders"}
 
 func buildYAML(t *testing.T, src string) (*Source, *component.Context, error) {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatal(err)
-	}
-	d := &component.Decoder{File: "p.yaml", Lines: strings.Split(src, "\n"), Diags: &diag.List{}}
-	root := doc.Content[0]
-	ctx := &component.Context{Decoder: d, Type: "Create", Name: "orders", Pos: d.At(root),
-		Config: component.MappingValue(root, "config")}
-	spec, ok := component.Lookup("Create")
-	if !ok || spec.Kind != component.KindSource {
+	b := env.Build(t, "Create", src)
+	if b.Spec.Kind != component.KindSource {
 		t.Fatal("Create is not a registered source")
 	}
-	impl := spec.Build(ctx)
-	if impl == nil {
-		return nil, ctx, d.Diags.Err()
+	if b.Component == nil {
+		return nil, b.Context, b.Err()
 	}
-	return impl.(*Source), ctx, nil
+	return b.Component.(*Source), b.Context, nil
 }
 
 // readAll reads to the end, decoding every batch, and returns the rows emitted.
 func readAll(t *testing.T, s *Source) ([]schemas.Row, []*schemas.Batch) {
 	t.Helper()
-	var rows []schemas.Row
-	var batches []*schemas.Batch
-	for {
-		b, err := s.Read(context.Background())
-		if errors.Is(err, io.EOF) {
-			return rows, batches
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = s.Decode(context.Background(), b, func(tag string, out *schemas.Batch) error {
-			if tag != component.Main {
-				t.Errorf("emitted on %q", tag)
-			}
-			rows = append(rows, out.Rows...)
-			batches = append(batches, out)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	out := componenttest.Emitted{}
+	if err := componenttest.ReadAll(context.Background(), s, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	for tag := range out {
+		if tag != component.Main {
+			t.Errorf("emitted on %q", tag)
 		}
 	}
+	return out.Rows(component.Main), out[component.Main]
 }
 
 func TestCreate(t *testing.T) {

@@ -2,56 +2,30 @@ package files
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/component"
-	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/schemas"
-	"gopkg.in/yaml.v3"
 )
 
 const testFile = "pipeline.yaml"
 
-// build builds the component that the YAML snippet (a transform mapping with type and config)
-// describes, as the runner does, with the given input schemas. It returns the component (nil
-// on config errors), its context and the diagnostics.
-func build(t *testing.T, src string, inputs ...*schemas.Schema) (any, *component.Context, diag.List) {
-	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatalf("bad test YAML: %v", err)
-	}
-	m := doc.Content[0]
-	typ := component.MappingValue(m, "type").Value
-	spec, ok := component.Lookup(typ)
-	if !ok {
-		t.Fatalf("%s is not registered", typ)
-	}
-	var diags diag.List
-	ctx := &component.Context{
-		Decoder: &component.Decoder{File: testFile, Lines: strings.Split(src, "\n"), Diags: &diags},
-		Type:    typ, Name: typ, Pos: diag.At(testFile, m),
-		Config: component.MappingValue(m, "config"),
-	}
-	for i, s := range inputs {
-		ctx.Inputs = append(ctx.Inputs, component.Input{Name: "in" + string(rune('0'+i)), Schema: s})
-	}
-	return spec.Build(ctx), ctx, diags
-}
+// env places the components the tests build in testFile.
+var env = componenttest.Env{File: testFile}
 
-// mustBuild builds a component that must have no config errors.
+// mustBuild builds the component that the YAML snippet (a transform mapping with type and
+// config) describes, as the runner does, with the given input schemas. It must have no config
+// errors.
 func mustBuild(t *testing.T, src string, inputs ...*schemas.Schema) (any, *component.Context) {
 	t.Helper()
-	c, ctx, diags := build(t, src, inputs...)
-	if err := diags.Err(); err != nil || c == nil {
+	b := env.Build(t, "", src, inputs...)
+	if err := b.Err(); err != nil || b.Component == nil {
 		t.Fatalf("build: %v", err)
 	}
-	return c, ctx
+	return b.Component, b.Context
 }
 
 // writeFile writes content to dir/name, creating directories.
@@ -67,47 +41,18 @@ func writeFile(t *testing.T, dir, name, content string) string {
 	return p
 }
 
-// emitted collects what a source's Decode emits, per output tag.
-type emitted map[string][]*schemas.Batch
-
-func (e emitted) emit(tag string, b *schemas.Batch) error {
-	e[tag] = append(e[tag], b)
-	return nil
-}
-
-// rows returns the rows and positions emitted on tag.
-func (e emitted) rows(tag string) ([]schemas.Row, []schemas.Position) {
-	var rows []schemas.Row
-	var pos []schemas.Position
-	for _, b := range e[tag] {
-		rows = append(rows, b.Rows...)
-		pos = append(pos, b.Pos...)
-	}
-	return rows, pos
-}
-
 // readAll opens src at from, reads until io.EOF and decodes every batch. It returns what
 // Decode emitted, or the first error of Read or Decode, and the final offsets.
-func readAll(t *testing.T, src component.Source, from schemas.Offsets) (emitted, schemas.Offsets, error) {
+func readAll(t *testing.T, src component.Source, from schemas.Offsets) (componenttest.Emitted, schemas.Offsets, error) {
 	t.Helper()
 	ctx := context.Background()
 	if err := src.Open(ctx, from); err != nil {
 		return nil, nil, err
 	}
 	defer src.Close()
-	out := emitted{}
-	for {
-		b, err := src.Read(ctx)
-		if errors.Is(err, io.EOF) {
-			return out, src.Offsets(), nil
-		}
-		if err != nil {
-			return out, src.Offsets(), err
-		}
-		if err := src.Decode(ctx, b, out.emit); err != nil {
-			return out, src.Offsets(), err
-		}
-	}
+	out := componenttest.Emitted{}
+	err := componenttest.ReadAll(ctx, src, out.Emit)
+	return out, src.Offsets(), err
 }
 
 // lines returns the "line" values of ReadFromText rows.

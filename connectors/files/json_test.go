@@ -51,14 +51,14 @@ func TestReadJSONErrorRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, pos := out.rows(component.Main)
+	rows, pos := out.Rows(component.Main), out.Positions(component.Main)
 	if len(rows) != 2 || rows[0][0] != int64(1) || rows[0][1] != "a" || rows[1][0] != int64(3) || rows[1][1] != nil {
 		t.Errorf("good rows %v", rows)
 	}
 	if len(pos) != 2 || pos[0].Offset != 0 || pos[1].Offset != int64(strings.Index(jsonInput, `{"id": 3}`)) {
 		t.Errorf("good positions %v", pos)
 	}
-	bad, badPos := out.rows("bad")
+	bad, badPos := out.Rows("bad"), out.Positions("bad")
 	if len(bad) != 2 {
 		t.Fatalf("error rows %v", bad)
 	}
@@ -110,7 +110,7 @@ func TestReadJSONInfersTheSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows, _ := out.rows(component.Main); len(rows) != 2 {
+	if rows := out.Rows(component.Main); len(rows) != 2 {
 		t.Errorf("read %v", rows)
 	}
 }
@@ -147,11 +147,11 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, diags := build(t, tt.src, tt.inputs...)
-			if c != nil || len(diags) == 0 {
+			b := env.Build(t, "", tt.src, tt.inputs...)
+			if b.Component != nil || len(b.Diags) == 0 {
 				t.Fatalf("built without errors")
 			}
-			if got := diags.Err().Error(); !strings.HasPrefix(got, tt.want) {
+			if got := b.Err().Error(); !strings.HasPrefix(got, tt.want) {
 				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})

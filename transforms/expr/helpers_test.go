@@ -2,14 +2,13 @@ package expr
 
 import (
 	"math/big"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
-	"gopkg.in/yaml.v3"
 )
 
 func typ(k schemas.Kind) schemas.Type { return schemas.Type{Kind: k} }
@@ -48,12 +47,8 @@ func testRow() schemas.Row {
 // and compiles it against testSchema.
 func compileYAML(t *testing.T, src, key, lang string) (*Program, error) {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatalf("bad test YAML: %v", err)
-	}
-	d := &component.Decoder{File: "p.yaml", Lines: strings.Split(src, "\n"), Diags: &diag.List{}}
-	n := component.MappingValue(doc.Content[0], key)
+	d, root := componenttest.Env{}.Parse(t, src)
+	n := component.MappingValue(root, key)
 	if n == nil {
 		t.Fatalf("no key %q", key)
 	}

@@ -43,7 +43,7 @@ func TestExplode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rows(out, component.Main); !reflect.DeepEqual(got, tt.rows) {
+			if got := out.Rows(component.Main); !reflect.DeepEqual(got, tt.rows) {
 				t.Errorf("rows\n got %v\nwant %v", got, tt.rows)
 			}
 			for _, b := range out[component.Main] {
@@ -65,12 +65,12 @@ func TestExplodeBadValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := rows(out, "errs")
+	errs := out.Rows("errs")
 	if len(errs) != 2 || errs[0][1] != `Explode 'step': cannot explode field "ys": it is null` ||
 		errs[1][1] != `Explode 'step': cannot explode field "any": it holds the string "x", not an array` {
 		t.Errorf("errors %v", errs)
 	}
-	if got := rows(out, component.Main); len(got) != 1 || got[0][3] != true {
+	if got := out.Rows(component.Main); len(got) != 1 || got[0][3] != true {
 		t.Errorf("rows %v", got)
 	}
 }

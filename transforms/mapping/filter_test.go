@@ -32,7 +32,7 @@ func TestFilter(t *testing.T) {
 				t.Fatal(err)
 			}
 			var ids []int64
-			for _, r := range rows(out, component.Main) {
+			for _, r := range out.Rows(component.Main) {
 				ids = append(ids, r[0].(int64))
 			}
 			if !reflect.DeepEqual(ids, tt.ids) {
@@ -55,10 +55,10 @@ func TestFilterNonBoolean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rows(out, component.Main); len(got) != 1 || got[0][0] != int64(1) {
+	if got := out.Rows(component.Main); len(got) != 1 || got[0][0] != int64(1) {
 		t.Errorf("kept %v", got)
 	}
-	bad := rows(out, "bad")
+	bad := out.Rows("bad")
 	if len(bad) != 2 || bad[0][1] != "Filter 'step': keep returned null, not a boolean" ||
 		bad[1][1] != `Filter 'step': keep returned the string "yes", not a boolean` {
 		t.Errorf("error rows %v", bad)

@@ -2,14 +2,12 @@ package mapping
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
-	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/schemas"
-	"gopkg.in/yaml.v3"
 )
 
 func typ(k schemas.Kind) schemas.Type { return schemas.Type{Kind: k} }
@@ -37,30 +35,18 @@ func batch(s *schemas.Schema, rows ...schemas.Row) *schemas.Batch {
 	return b
 }
 
-// build builds transform typ from the pipeline text src, whose first transform's config is
-// used, as the runner does: through the registry, with a Decoder that knows the file.
+// env places the transforms the tests build: named "step", with inputs "a", "b" and "c".
+var env = componenttest.Env{Name: "step", Inputs: []string{"a", "b", "c"}}
+
+// build builds transform typ from the pipeline text src, whose config key is used, as the
+// runner does: through the registry, with a Decoder that knows the file.
 func build(t testing.TB, typ, src string, inputs ...*schemas.Schema) (component.Transform, *component.Context, error) {
 	t.Helper()
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		t.Fatalf("bad test YAML: %v", err)
+	b := env.Build(t, typ, src, inputs...)
+	if b.Component == nil {
+		return nil, b.Context, b.Err()
 	}
-	d := &component.Decoder{File: "p.yaml", Lines: strings.Split(src, "\n"), Diags: &diag.List{}}
-	root := doc.Content[0]
-	ctx := &component.Context{Decoder: d, Type: typ, Name: "step", Pos: d.At(root),
-		Config: component.MappingValue(root, "config")}
-	for i, s := range inputs {
-		ctx.Inputs = append(ctx.Inputs, component.Input{Name: []string{"a", "b", "c"}[i], Schema: s})
-	}
-	spec, ok := component.Lookup(typ)
-	if !ok {
-		t.Fatalf("%s is not registered", typ)
-	}
-	impl := spec.Build(ctx)
-	if impl == nil {
-		return nil, ctx, d.Diags.Err()
-	}
-	return impl.(component.Transform), ctx, nil
+	return b.Component.(component.Transform), b.Context, nil
 }
 
 func mustBuild(t testing.TB, typ, src string, inputs ...*schemas.Schema) (component.Transform, *component.Context) {
@@ -72,7 +58,7 @@ func mustBuild(t testing.TB, typ, src string, inputs ...*schemas.Schema) (compon
 	return tr, ctx
 }
 
-// buildError returns the first line of the build's error.
+// buildError returns the build's error.
 func buildError(t *testing.T, typ, src string, inputs ...*schemas.Schema) string {
 	t.Helper()
 	_, _, err := build(t, typ, src, inputs...)
@@ -83,15 +69,14 @@ func buildError(t *testing.T, typ, src string, inputs ...*schemas.Schema) string
 }
 
 // run processes the batches (on input 0) and returns what was emitted, by tag.
-func run(t *testing.T, tr component.Transform, batches ...*schemas.Batch) (map[string][]*schemas.Batch, error) {
+func run(t *testing.T, tr component.Transform, batches ...*schemas.Batch) (componenttest.Emitted, error) {
 	t.Helper()
-	out := map[string][]*schemas.Batch{}
+	out := componenttest.Emitted{}
 	emit := func(tag string, b *schemas.Batch) error {
 		if len(b.Pos) != len(b.Rows) || len(b.Time) != len(b.Rows) {
 			t.Errorf("batch on %s: %d rows, %d positions, %d times", tag, len(b.Rows), len(b.Pos), len(b.Time))
 		}
-		out[tag] = append(out[tag], b)
-		return nil
+		return out.Emit(tag, b)
 	}
 	for _, b := range batches {
 		if err := tr.Process(context.Background(), 0, b, emit); err != nil {
@@ -99,15 +84,6 @@ func run(t *testing.T, tr component.Transform, batches ...*schemas.Batch) (map[s
 		}
 	}
 	return out, nil
-}
-
-// rows returns all rows emitted on tag.
-func rows(out map[string][]*schemas.Batch, tag string) []schemas.Row {
-	var all []schemas.Row
-	for _, b := range out[tag] {
-		all = append(all, b.Rows...)
-	}
-	return all
 }
 
 // outputSchema returns the schema the transform declared for tag.

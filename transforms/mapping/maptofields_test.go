@@ -83,7 +83,7 @@ config:
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rows(out, component.Main); !reflect.DeepEqual(got, tt.rows) {
+			if got := out.Rows(component.Main); !reflect.DeepEqual(got, tt.rows) {
 				t.Errorf("rows\n got %v\nwant %v", got, tt.rows)
 			}
 		})
@@ -108,7 +108,7 @@ config:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rows(out, component.Main); !reflect.DeepEqual(got, []schemas.Row{{int64(1), 0.5 / 3}}) {
+	if got := out.Rows(component.Main); !reflect.DeepEqual(got, []schemas.Row{{int64(1), 0.5 / 3}}) {
 		t.Errorf("good rows %v", got)
 	}
 	errs := out["errors"]
@@ -200,7 +200,7 @@ func TestMapToFieldsConcurrentLanes(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				if r := rows(out, component.Main); len(r) != 3 || r[2][0] != "cheese-3" || r[1][1] != int64(0) {
+				if r := out.Rows(component.Main); len(r) != 3 || r[2][0] != "cheese-3" || r[1][1] != int64(0) {
 					t.Errorf("rows %v", r)
 					return
 				}

@@ -46,7 +46,7 @@ func TestPartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tag, want := range map[string][]int64{"a": {1, 5}, "b": {2}, "other": {3, 4}} {
-		if got := ids(rows(out, tag)); !reflect.DeepEqual(got, want) {
+		if got := ids(out.Rows(tag)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: %v, want %v", tag, got, want)
 		}
 	}
@@ -59,7 +59,7 @@ func TestPartitionUnknownValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := rows(out, "errs")
+	errs := out.Rows("errs")
 	if len(errs) != 2 || errs[0][1] != `Partition 'step': by returned the string "zzz", which is not one of the outputs ["a" "b"] and there is no unknown_output` {
 		t.Errorf("errors %v", errs)
 	}
