@@ -18,7 +18,9 @@ import (
 // output, named by error_handling.output; a bare reference to the component means Main.
 const Main = "good"
 
-// Emit hands a batch to the consumers of the output tag. The batch belongs to the receivers
+// Emit hands a batch to the consumers of the output tag. Every emitted batch carries one
+// Position per row (a row derived from an input row keeps its position): the runner drops a
+// sink's already-committed records by position. The batch belongs to the receivers
 // from then on: the emitter must not change it afterwards.
 type Emit func(tag string, b *schemas.Batch) error
 
@@ -37,8 +39,10 @@ type Source interface {
 	// the source's default position.
 	Open(ctx context.Context, from schemas.Offsets) error
 	// Read returns the next batch, all of whose records come from one partition, possibly
-	// undecoded (Raw set). It returns io.EOF when a bounded source is exhausted, and may
-	// return a nil batch when nothing arrived before ctx was done.
+	// undecoded (Raw set), with one Position per record. It returns io.EOF when a bounded
+	// source is exhausted. It may wait for data, but must return promptly, with what it has
+	// or with nothing, when ctx is cancelled: the runner cancels it when an epoch is due, and
+	// nothing that Read did not return may count in Offsets.
 	Read(ctx context.Context) (*schemas.Batch, error)
 	// Offsets returns, for every partition read so far, the offset after the last record
 	// that Read returned.

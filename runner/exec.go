@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,11 +60,49 @@ type sourceState struct {
 	reports chan barrierReport
 	ended   atomic.Bool
 	sinks   []*sinkState
+	sent    bool // a batch went to a lane since the last barrier; the reader's own
+
+	mu         sync.Mutex         // guards cancelRead
+	cancelRead context.CancelFunc // interrupts the Read in progress, if any
 }
 
 type barrierReport struct {
 	epoch uint64
 	next  schemas.Offsets
+	sent  bool // records were sent to lanes in this epoch
+}
+
+// interrupt makes a Read that waits for data return, so the reader answers a barrier request.
+func (s *sourceState) interrupt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancelRead != nil {
+		s.cancelRead()
+	}
+}
+
+// read calls Read with a context that the coordinator cancels when a barrier is due. It does
+// not call Read at all when a request is already waiting.
+func (s *sourceState) read(ctx context.Context) (*schemas.Batch, error) {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.cancelRead = cancel
+	pending := len(s.req) > 0
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancelRead = nil
+		s.mu.Unlock()
+	}()
+	if pending {
+		return nil, nil
+	}
+	b, err := s.src.Read(rctx)
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+		err = nil // interrupted for a barrier: not a failure
+	}
+	return b, err
 }
 
 type sinkState struct {
@@ -121,12 +160,12 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	r.readCtx, r.stopRead = context.WithCancel(ctx)
-	defer r.stopRead()
 	r.log.Info("pipeline started", "pipeline", p.Options.Name, "lanes", r.lanes, "delivery", p.Options.Delivery,
 		"epoch_every", p.Trigger.String(), "first_epoch", first)
 
 	g, gctx := errgroup.WithContext(ctx)
+	r.readCtx, r.stopRead = context.WithCancel(gctx) // a failure anywhere also ends reads
+	defer r.stopRead()
 	for _, s := range r.sources {
 		g.Go(func() error { return r.readLoop(gctx, s) })
 	}
@@ -138,7 +177,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	go r.watchStop(watchCtx, cancel)
 	err = g.Wait()
 	stopWatching()
-	if cause := context.Cause(ctx); errors.Is(cause, ErrDrainTimeout) {
+	if errors.Is(context.Cause(ctx), ErrDrainTimeout) && (err == nil || errors.Is(err, context.Canceled)) {
 		err = ErrDrainTimeout
 	}
 	return r.stats(), err
@@ -299,23 +338,25 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		}
 	}()
 	for {
-		idle := s.ended.Load() || r.stopping.Load()
-		if idle {
+		// Between reads, answer a barrier request; once the source is done or stopping,
+		// wait for requests only.
+		var e uint64
+		var ok, asked bool
+		if s.ended.Load() || r.stopping.Load() {
 			select {
-			case e, ok := <-s.req:
-				if !ok {
-					return nil
-				}
-				if err := r.sendBarrier(ctx, s, e); err != nil {
-					return err
-				}
+			case e, ok = <-s.req:
+				asked = true
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			continue
+		} else {
+			select {
+			case e, ok = <-s.req:
+				asked = true
+			default:
+			}
 		}
-		select {
-		case e, ok := <-s.req:
+		if asked {
 			if !ok {
 				return nil
 			}
@@ -323,9 +364,8 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 				return err
 			}
 			continue
-		default:
 		}
-		b, err := s.src.Read(r.readCtx)
+		b, err := s.read(r.readCtx)
 		switch {
 		case errors.Is(err, io.EOF):
 			s.ended.Store(true)
@@ -338,12 +378,17 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		case b == nil || b.Len() == 0:
 			continue
 		}
+		if len(b.Pos) != b.Len() {
+			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.describe(), s.node.Pos, b.Len(), len(b.Pos))
+		}
+		r.read.Add(int64(b.Len()))
+		s.sent = true
 		select {
 		case s.out[r.laneOf(b.Pos[0])] <- item{b: b}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if n := r.read.Add(int64(b.Len())); r.cfg.MaxRecords > 0 && n >= r.cfg.MaxRecords {
+		if r.cfg.MaxRecords > 0 && r.read.Load() >= r.cfg.MaxRecords {
 			r.requestStop("--max-records reached")
 		}
 	}
@@ -358,7 +403,8 @@ func (r *run) sendBarrier(ctx context.Context, s *sourceState, epoch uint64) err
 			return ctx.Err()
 		}
 	}
-	s.reports <- barrierReport{epoch: epoch, next: next}
+	s.reports <- barrierReport{epoch: epoch, next: next, sent: s.sent}
+	s.sent = false
 	return nil
 }
 
@@ -391,13 +437,14 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		final := r.stopping.Load() || r.allEnded()
 		read := r.read.Load()
 		if read == cut && !final {
-			continue
+			continue // nothing new: no epoch
 		}
-		if read != cut {
-			cut = read
-			if err := r.epoch(ctx, epoch); err != nil {
-				return err
-			}
+		cut = read
+		committed, err := r.epoch(ctx, epoch)
+		if err != nil {
+			return err
+		}
+		if committed {
 			epoch++
 		}
 		if final {
@@ -415,43 +462,37 @@ func (r *run) allEnded() bool {
 	return true
 }
 
-// epoch runs one barrier round and commits its result.
-func (r *run) epoch(ctx context.Context, e uint64) error {
+// epoch runs one barrier round and commits its result. It commits nothing, and reports so,
+// when no source sent a record since the previous barrier.
+func (r *run) epoch(ctx context.Context, e uint64) (bool, error) {
 	start := time.Now()
 	for _, s := range r.sources {
 		s.req <- e
+		s.interrupt()
 	}
 	next := map[*sourceState]schemas.Offsets{}
+	sent := false
 	for _, s := range r.sources {
 		select {
 		case rep := <-s.reports:
 			next[s] = rep.next
+			sent = sent || rep.sent
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
 	for range r.lanes {
 		select {
 		case <-r.laneDone:
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	for _, k := range r.sinks {
-		for _, s := range k.sources {
-			k.next.Merge(next[s])
-		}
-		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone()}
-		g.Go(func() error {
-			if err := k.sink.Commit(gctx, cp); err != nil {
-				return fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
-			}
-			return nil
-		})
+	if !sent {
+		return false, nil
 	}
-	if err := g.Wait(); err != nil {
-		return err
+	if err := r.commit(ctx, e, next); err != nil {
+		return false, err
 	}
 	for _, s := range r.sources {
 		if a, ok := s.src.(component.Acker); ok {
@@ -462,7 +503,28 @@ func (r *run) epoch(ctx context.Context, e uint64) error {
 	}
 	r.epochs++
 	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
-	return nil
+	return true, nil
+}
+
+// commit has every sink commit epoch e, each on its own: one sink's failure does not cancel
+// another's commit half-way (which would leave its outcome unknown).
+func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schemas.Offsets) error {
+	errs := make([]error, len(r.sinks))
+	var wg sync.WaitGroup
+	for i, k := range r.sinks {
+		for _, s := range k.sources {
+			// A sink that was ahead keeps its offsets: the source resumed from the sink behind.
+			k.next.Advance(next[s])
+		}
+		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone()}
+		wg.Go(func() {
+			if err := k.sink.Commit(ctx, cp); err != nil {
+				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (r *run) stats() *Stats {

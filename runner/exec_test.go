@@ -35,11 +35,14 @@ func execute(t *testing.T, path string, cfg runner.RunConfig) (*runner.Stats, er
 // committedIDs reads a WriteToJson directory and counts each row's id.
 func committedIDs(t *testing.T, dir string) map[int64]int {
 	t.Helper()
+	ids := map[int64]int{}
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return ids // the sink has not opened yet
+	}
 	lines, err := files.ReadCommitted(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := map[int64]int{}
 	for _, l := range lines {
 		var r struct{ ID int64 }
 		if err := json.Unmarshal(l, &r); err != nil {
@@ -82,8 +85,9 @@ func readIDs(indent string) string {
 #  schema: {type: object, properties: {id: {type: integer}, v: {type: string}}, required: [id]}`, "#", indent)
 }
 
-// A source feeding two sinks resumes from the sink that is behind, and the sink that is ahead
-// drops what it already holds: each sink ends up exactly once on its own.
+// A source feeding two sinks resumes from the sink that is behind, the sink that is ahead
+// drops what it already holds, and its checkpoint never goes backwards: each sink ends up
+// exactly once on its own.
 func TestFanOutResumesFromTheSinkBehind(t *testing.T) {
 	dir := t.TempDir()
 	writeJSONLines(t, filepath.Join(dir, "in.jsonl"), 5000)
@@ -101,21 +105,74 @@ pipeline:
       config: {path: {dir}/b}
 options: {lanes: 3}
 `)
-	if _, err := execute(t, path, runner.RunConfig{}); err != nil {
-		t.Fatal(err)
+	// Two runs: about 2000 records in a first epoch, the rest in later ones.
+	for _, limit := range []int64{2000, 0} {
+		if _, err := execute(t, path, runner.RunConfig{MaxRecords: limit}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.RemoveAll(filepath.Join(dir, "b")); err != nil { // b lost everything
-		t.Fatal(err)
+	// b loses its later epochs, as if it had crashed before committing them.
+	epochs, _ := filepath.Glob(filepath.Join(dir, "b", "epoch-*"))
+	if len(epochs) < 2 {
+		t.Fatalf("b has %d epochs, want 2 or more", len(epochs))
 	}
-	st, err := execute(t, path, runner.RunConfig{})
+	for _, e := range epochs[1:] {
+		if err := os.RemoveAll(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	behind := len(committedIDs(t, filepath.Join(dir, "b")))
+	// A short run re-reads from b's position; a skips it all and must keep its checkpoint.
+	st, err := execute(t, path, runner.RunConfig{MaxRecords: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Read != 5000 || st.Sinks[0].Skipped != 5000 || st.Sinks[1].Rows != 5000 {
-		t.Errorf("second run: read %d, a skipped %d, b wrote %d; want 5000 each", st.Read, st.Sinks[0].Skipped, st.Sinks[1].Rows)
+	if st.Read == 0 || st.Sinks[0].Skipped != st.Read || st.Sinks[1].Rows != st.Read {
+		t.Errorf("short run: read %d, a skipped %d, b wrote %d; want all equal", st.Read, st.Sinks[0].Skipped, st.Sinks[1].Rows)
+	}
+	st, err = execute(t, path, runner.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sinks[0].Rows != 0 {
+		t.Errorf("a wrote %d rows again after the short run: its checkpoint went backwards", st.Sinks[0].Rows)
+	}
+	if behind >= 5000 {
+		t.Fatalf("b was not behind: %d rows", behind)
 	}
 	exactlyOnce(t, "a", committedIDs(t, filepath.Join(dir, "a")), 5000)
 	exactlyOnce(t, "b", committedIDs(t, filepath.Join(dir, "b")), 5000)
+}
+
+// A sink added to a pipeline starts where the pipeline is: the existing sink loses nothing
+// and writes nothing twice.
+func TestNewSinkStartsWhereThePipelineIs(t *testing.T) {
+	dir := t.TempDir()
+	writeJSONLines(t, filepath.Join(dir, "in.jsonl"), 3000)
+	one := `
+pipeline:
+  transforms:
+    - name: read` + readIDs("      ") + `
+    - type: WriteToJson
+      name: a
+      input: read
+      config: {path: {dir}/a}
+`
+	if _, err := execute(t, pipelineFile(t, dir, one), runner.RunConfig{MaxRecords: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	two := one + `    - type: WriteToJson
+      name: b
+      input: read
+      config: {path: {dir}/b}
+`
+	if _, err := execute(t, pipelineFile(t, dir, two), runner.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, "a", committedIDs(t, filepath.Join(dir, "a")), 3000)
+	if b := committedIDs(t, filepath.Join(dir, "b")); len(b) != 2000 {
+		t.Errorf("b holds %d rows, want the 2000 after a's checkpoint", len(b))
+	}
 }
 
 // --max-records stops gracefully and commits what was read; the next run continues there.

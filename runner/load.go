@@ -155,6 +155,9 @@ func (f *file) checkOptions(n *yaml.Node) {
 	if time.Duration(o.CheckpointInterval) <= 0 {
 		f.dec.Errorf(f.dec.At(component.MappingValue(n, "checkpoint_interval")), "checkpoint_interval must be longer than zero")
 	}
+	if time.Duration(o.DrainTimeout) <= 0 {
+		f.dec.Errorf(f.dec.At(component.MappingValue(n, "drain_timeout")), "drain_timeout must be longer than zero")
+	}
 	if o.Lanes < 0 {
 		f.dec.Errorf(f.dec.At(component.MappingValue(n, "lanes")), "lanes must be 1 or more (0: one per CPU)")
 	}

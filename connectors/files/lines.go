@@ -149,8 +149,15 @@ func readable(name, base string) (bool, error) {
 	return info.Mode().IsRegular(), nil
 }
 
-// sourceName is the Position.Source of records read from file.
-func sourceName(file string) string { return "file:" + file }
+// sourceName is the Position.Source of records read from file: its absolute path, so that
+// a file keeps its identity in checkpoints whatever the working directory or the spelling of
+// the configured path.
+func sourceName(file string) string {
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return "file:" + file
+}
 
 // firstLines returns up to n non-blank lines from the start of files, in order.
 func firstLines(files []string, n int) ([][]byte, error) {

@@ -53,16 +53,21 @@ func TestReadTextDirectory(t *testing.T) {
 	}
 }
 
-func TestReadRelativePathKeepsItsSpelling(t *testing.T) {
+// A relative path names its files by their absolute path, so a checkpoint still matches when
+// the pipeline runs from another directory or spells the path differently.
+func TestRelativePathGivesAbsolutePositions(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "in/x.txt", "x\n")
 	t.Chdir(dir)
-	out, _, err := readAll(t, textSource(t, "./in/"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pos := out.Positions(component.Main); len(pos) != 1 || pos[0].Source != "file:in/x.txt" {
-		t.Errorf("got positions %v, want file:in/x.txt", pos)
+	want := "file:" + filepath.Join(dir, "in", "x.txt")
+	for _, path := range []string{"./in/", "in", filepath.Join(dir, "in")} {
+		out, _, err := readAll(t, textSource(t, path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pos := out.Positions(component.Main); len(pos) != 1 || pos[0].Source != want {
+			t.Errorf("path %q: got positions %v, want %s", path, pos, want)
+		}
 	}
 }
 

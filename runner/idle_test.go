@@ -1,0 +1,141 @@
+package runner_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// A test source standing in for a quiet Kafka topic: it returns count records, then its Read
+// waits for data until its context ends, as a consumer's poll does.
+type trickleConfig struct {
+	Count int `yaml:"count" required:"true"`
+}
+
+type trickle struct {
+	name   string
+	schema *schemas.Schema
+	count  int
+	next   int64
+}
+
+func init() {
+	component.RegisterSource("TestTrickle", "test source: count records, then waits for more",
+		func(c *component.Context, cfg *trickleConfig) (component.Source, error) {
+			s := schemas.New(schemas.Field{Name: "id", Type: schemas.Type{Kind: schemas.Int64}})
+			c.Output(component.Main, s)
+			return &trickle{name: "trickle:" + c.Name, schema: s, count: cfg.Count}, nil
+		})
+}
+
+func (t *trickle) Open(_ context.Context, from schemas.Offsets) error {
+	t.next, _ = from.Get(t.name, 0)
+	return nil
+}
+
+func (t *trickle) Read(ctx context.Context) (*schemas.Batch, error) {
+	if t.next >= int64(t.count) {
+		<-ctx.Done() // nothing more arrives
+		return nil, ctx.Err()
+	}
+	b := &schemas.Batch{Schema: t.schema}
+	for ; t.next < int64(t.count); t.next++ {
+		b.Rows = append(b.Rows, schemas.Row{t.next})
+		b.Pos = append(b.Pos, schemas.Position{Source: t.name, Offset: t.next})
+		b.Time = append(b.Time, time.Unix(0, 0))
+	}
+	return b, nil
+}
+
+func (t *trickle) Offsets() schemas.Offsets {
+	o := schemas.Offsets{}
+	o.Set(t.name, 0, t.next)
+	return o
+}
+
+func (t *trickle) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
+	return emit(component.Main, b)
+}
+
+func (t *trickle) Close() error { return nil }
+
+var _ io.Closer = (*trickle)(nil)
+
+// Records read before a quiet period are committed while the source waits for more: a barrier
+// interrupts the waiting Read.
+func TestQuietSourceStillCommits(t *testing.T) {
+	dir := t.TempDir()
+	path := pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  source:
+    type: TestTrickle
+    config: {count: 5}
+  sink:
+    type: WriteToJson
+    config: {path: {dir}/out}
+options: {checkpoint_interval: 20ms}
+`)
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := execute(t, path, runner.RunConfig{Stop: stop})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(committedIDs(t, filepath.Join(dir, "out"))) < 5 {
+		if time.Now().After(deadline) {
+			t.Fatal("the records of a source that went quiet were not committed within 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a graceful stop of a quiet source did not finish")
+	}
+	exactlyOnce(t, "out", committedIDs(t, filepath.Join(dir, "out")), 5)
+}
+
+// A failure in a lane ends the run with its error even while a reader waits for data.
+func TestFailureEndsRunWhileSourceWaits(t *testing.T) {
+	dir := t.TempDir()
+	path := pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  source:
+    type: TestTrickle
+    config: {count: 3}
+  transforms:
+    - type: MapToFields
+      config:
+        fields: {r: 10 / id}
+  sink:
+    type: WriteToJson
+    config: {path: {dir}/out}
+`)
+	done := make(chan error, 1)
+	go func() {
+		_, err := execute(t, path, runner.RunConfig{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "division by zero") {
+			t.Fatalf("want the division by zero, got %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run did not end after a lane failed")
+	}
+}
