@@ -125,6 +125,9 @@ func (r *run) laneEmitters(ctx context.Context, l int) map[*Node]component.Emit 
 
 func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, emit map[*Node]component.Emit) error {
 	if k := r.bySink[t.node]; k != nil {
+		if len(b.Pos) != len(b.Rows) {
+			return inStage(t.node, fmt.Errorf("received %d rows with %d positions: the transform before it lost them", len(b.Rows), len(b.Pos)))
+		}
 		b = k.uncovered(b)
 		if len(b.Rows) == 0 {
 			return nil
@@ -155,7 +158,7 @@ func (k *sinkState) uncovered(b *schemas.Batch) *schemas.Batch {
 	}
 	out := &schemas.Batch{Schema: b.Schema}
 	for i := range b.Rows {
-		if i < len(b.Pos) && k.covered.Covers(b.Pos[i]) {
+		if k.covered.Covers(b.Pos[i]) {
 			k.skipped.Add(1)
 			continue
 		}
