@@ -68,6 +68,25 @@ func (t *trickle) Close() error { return nil }
 
 var _ io.Closer = (*trickle)(nil)
 
+// start runs the pipeline at path in the background; wait returns its error, failing the
+// test when the run has not ended within 10 s.
+func start(t *testing.T, path string, cfg runner.RunConfig) (wait func(what string) error) {
+	done := make(chan error, 1)
+	go func() {
+		_, err := execute(t, path, cfg)
+		done <- err
+	}()
+	return func(what string) error {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the run did not end within 10 s", what)
+			return nil
+		}
+	}
+}
+
 // Records read before a quiet period are committed while the source waits for more: a barrier
 // interrupts the waiting Read.
 func TestQuietSourceStillCommits(t *testing.T) {
@@ -84,11 +103,7 @@ pipeline:
 options: {checkpoint_interval: 20ms}
 `)
 	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, err := execute(t, path, runner.RunConfig{Stop: stop})
-		done <- err
-	}()
+	wait := start(t, path, runner.RunConfig{Stop: stop})
 	deadline := time.Now().Add(10 * time.Second)
 	for len(committedIDs(t, filepath.Join(dir, "out"))) < 5 {
 		if time.Now().After(deadline) {
@@ -97,13 +112,8 @@ options: {checkpoint_interval: 20ms}
 		time.Sleep(10 * time.Millisecond)
 	}
 	close(stop)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a graceful stop of a quiet source did not finish")
+	if err := wait("a graceful stop of a quiet source"); err != nil {
+		t.Fatal(err)
 	}
 	exactlyOnce(t, "out", committedIDs(t, filepath.Join(dir, "out")), 5)
 }
@@ -125,17 +135,8 @@ pipeline:
     type: WriteToJson
     config: {path: {dir}/out}
 `)
-	done := make(chan error, 1)
-	go func() {
-		_, err := execute(t, path, runner.RunConfig{})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "division by zero") {
-			t.Fatalf("want the division by zero, got %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the run did not end after a lane failed")
+	err := start(t, path, runner.RunConfig{})("a run whose lane failed")
+	if err == nil || !strings.Contains(err.Error(), "division by zero") {
+		t.Fatalf("want the division by zero, got %v", err)
 	}
 }
