@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
@@ -56,6 +58,19 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		cancel()
 	}()
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "sluice: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, Log: log})
 	if err != nil {
