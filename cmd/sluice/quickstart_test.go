@@ -81,3 +81,21 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("second run wrote again:\n%s", again)
 	}
 }
+
+// Every example runs to its end with no services.
+func TestExamplesRun(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*.yaml"))
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join(repoRoot(t), "examples"))); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(binary, "run", filepath.Join("examples", filepath.Base(f)), "--for", "30s")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "committed") {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
