@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -17,12 +18,16 @@ import (
 // waits for data until its context ends, as a consumer's poll does.
 type trickleConfig struct {
 	Count int `yaml:"count" required:"true"`
+	// StallMS makes Read, once the records are out, ignore its context for this long: a
+	// misbehaving source that holds up a graceful stop.
+	StallMS int `yaml:"stall_ms"`
 }
 
 type trickle struct {
 	name   string
 	schema *schemas.Schema
 	count  int
+	stall  time.Duration
 	next   int64
 }
 
@@ -31,7 +36,7 @@ func init() {
 		func(c *component.Context, cfg *trickleConfig) (component.Source, error) {
 			s := schemas.New(schemas.Field{Name: "id", Type: schemas.Type{Kind: schemas.Int64}})
 			c.Output(component.Main, s)
-			return &trickle{name: "trickle:" + c.Name, schema: s, count: cfg.Count}, nil
+			return &trickle{name: "trickle:" + c.Name, schema: s, count: cfg.Count, stall: time.Duration(cfg.StallMS) * time.Millisecond}, nil
 		})
 }
 
@@ -42,6 +47,7 @@ func (t *trickle) Open(_ context.Context, from schemas.Offsets) error {
 
 func (t *trickle) Read(ctx context.Context) (*schemas.Batch, error) {
 	if t.next >= int64(t.count) {
+		time.Sleep(t.stall)
 		<-ctx.Done() // nothing more arrives
 		return nil, ctx.Err()
 	}
@@ -138,5 +144,32 @@ pipeline:
 	err := start(t, path, runner.RunConfig{})("a run whose lane failed")
 	if err == nil || !strings.Contains(err.Error(), "division by zero") {
 		t.Fatalf("want the division by zero, got %v", err)
+	}
+}
+
+// A graceful stop that cannot commit within drain_timeout gives up with ErrDrainTimeout, and
+// commits nothing of the epoch it could not finish.
+func TestDrainTimeout(t *testing.T) {
+	dir := t.TempDir()
+	path := pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  source:
+    type: TestTrickle
+    config: {count: 5, stall_ms: 1500}
+  sink:
+    type: WriteToJson
+    config: {path: {dir}/out}
+options: {checkpoint_interval: 1h, drain_timeout: 100ms}
+`)
+	stop := make(chan struct{})
+	wait := start(t, path, runner.RunConfig{Stop: stop})
+	time.Sleep(50 * time.Millisecond)
+	close(stop)
+	if err := wait("a stop past its drain timeout"); !errors.Is(err, runner.ErrDrainTimeout) {
+		t.Fatalf("want ErrDrainTimeout, got %v", err)
+	}
+	if ids := committedIDs(t, filepath.Join(dir, "out")); len(ids) != 0 {
+		t.Errorf("%d rows committed by a stop that timed out", len(ids))
 	}
 }

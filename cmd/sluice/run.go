@@ -56,6 +56,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		close(stop)
 		<-signals
 		cancel()
+		// A component that ignores cancellation must not keep the process alive.
+		time.AfterFunc(10*time.Second, func() {
+			fmt.Fprintln(stderr, "sluice: forced stop did not finish within 10s; exiting. The next run resumes from the last commit")
+			os.Exit(exitRuntime)
+		})
 	}()
 
 	if *cpuProfile != "" {
