@@ -59,6 +59,13 @@ type Acker interface {
 	Ack(ctx context.Context, committed schemas.Offsets) error
 }
 
+// Bounded is implemented by unbounded sources that can stop at the end of what is there
+// (`sluice run --stop-at-end`): once StopAtEnd was called, before Open, Read returns io.EOF
+// after the records that existed when Open ran.
+type Bounded interface {
+	StopAtEnd()
+}
+
 // Checkpoint is what a sink commits atomically with its data: which pipeline wrote it, the
 // epoch, and for every source partition the sink covers the next offset to read.
 type Checkpoint struct {

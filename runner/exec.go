@@ -25,7 +25,10 @@ type RunConfig struct {
 	For time.Duration
 	// Stop, when closed, asks for a graceful stop: stop reading, commit, return.
 	Stop <-chan struct{}
-	Log  *slog.Logger
+	// StopAtEnd makes sources that support it (component.Bounded) end at the records that
+	// exist when the run starts, so the run drains the backlog, commits and returns.
+	StopAtEnd bool
+	Log       *slog.Logger
 }
 
 // Stats says what a run did.
@@ -253,6 +256,9 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		}
 	}
 	for _, s := range r.sources {
+		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
+			b.StopAtEnd()
+		}
 		var from schemas.Offsets
 		if len(s.sinks) > 0 {
 			all := make([]schemas.Offsets, len(s.sinks))

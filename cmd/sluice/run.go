@@ -21,6 +21,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
@@ -77,7 +78,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, Log: log})
+	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Log: log})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
