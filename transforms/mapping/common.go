@@ -36,6 +36,22 @@ func compileAt(ctx *component.Context, n *yaml.Node, in *schemas.Schema, o expr.
 	return p
 }
 
+// compileOne compiles the transform's single expression at n and checks that its result is
+// of kind want (or any, checked per row); otherwise it reports "<key> must <purpose>, but
+// <expr> is <type>". The result is nil when there were problems.
+func compileOne(ctx *component.Context, n *yaml.Node, lang string, want schemas.Kind, key, purpose string) *expr.Program {
+	opts, ok := exprOptions(ctx, lang)
+	p := compileAt(ctx, n, ctx.Input(), opts)
+	if !ok || p == nil {
+		return nil
+	}
+	if k := p.Type().Kind; k != want && k != schemas.Any {
+		ctx.Errorf(ctx.At(n), "%s must %s, but %q is %s", key, purpose, p.Text(), articled(p.Type()))
+		return nil
+	}
+	return p
+}
+
 // outBatch starts an output batch for up to n rows derived from in.
 func outBatch(s *schemas.Schema, in *schemas.Batch, n int) *schemas.Batch {
 	b := &schemas.Batch{Schema: s, Rows: make([]schemas.Row, 0, n)}

@@ -30,13 +30,8 @@ type filter struct {
 
 func buildFilter(ctx *component.Context, cfg *FilterConfig) (component.Transform, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
-	p := compileAt(ctx, &cfg.Keep, in, opts)
-	if !ok || p == nil {
-		return nil, nil
-	}
-	if k := p.Type().Kind; k != schemas.Bool && k != schemas.Any {
-		ctx.Errorf(ctx.At(&cfg.Keep), "keep must be a boolean expression, but %q is %s", p.Text(), articled(p.Type()))
+	p := compileOne(ctx, &cfg.Keep, cfg.Language, schemas.Bool, "keep", "be a boolean expression")
+	if p == nil {
 		return nil, nil
 	}
 	f := &filter{who: ctx.Describe(), ev: expr.NewEvaluator(in, p)}

@@ -35,13 +35,8 @@ type partition struct {
 
 func buildPartition(ctx *component.Context, cfg *PartitionConfig) (component.Transform, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
-	p := compileAt(ctx, &cfg.By, in, opts)
-	if !ok || p == nil {
-		return nil, nil
-	}
-	if k := p.Type().Kind; k != schemas.String && k != schemas.Any {
-		ctx.Errorf(ctx.At(&cfg.By), "by must give the name of an output (a string), but %q is %s", p.Text(), articled(p.Type()))
+	p := compileOne(ctx, &cfg.By, cfg.Language, schemas.String, "by", "give the name of an output (a string)")
+	if p == nil {
 		return nil, nil
 	}
 	t := &partition{who: ctx.Describe(), index: map[string]int{}, unknown: -1, ev: expr.NewEvaluator(in, p)}
