@@ -32,6 +32,7 @@ func commands() []command {
 		{"validate", "PIPELINE.yaml...", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
 		{"graph", "PIPELINE.yaml [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
+		{"dev", "kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]", "run a local Kafka-protocol broker for development", devCmd},
 		{"version", "", "print the version", versionCmd},
 	}
 }
