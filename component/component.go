@@ -95,7 +95,9 @@ type Sink interface {
 	Writer(lane int) Writer
 	// Commit makes everything flushed for epochs up to cp.Epoch durable and visible,
 	// atomically with cp. Writes of later epochs may run concurrently. Calling it again with
-	// an epoch already committed (after a crash) must do nothing.
+	// an epoch already committed (after a crash) must do nothing. Epoch numbers increase but
+	// an epoch may be flushed and never committed (a barrier round in which no record moved):
+	// its flushed data, if any, belongs to the next Commit.
 	Commit(ctx context.Context, cp Checkpoint) error
 	Close(ctx context.Context) error
 }
@@ -106,6 +108,13 @@ type Writer interface {
 	// Flush ends this lane's part of epoch: what was written since the previous Flush
 	// belongs to it.
 	Flush(ctx context.Context, epoch uint64) error
+}
+
+// ErrorWriter is implemented by writers of sinks with error_handling: rows the sink cannot
+// write (e.g. cannot encode) go to its error output through emit instead of stopping the
+// pipeline. The runner calls WriteWithErrors instead of Write when it is implemented.
+type ErrorWriter interface {
+	WriteWithErrors(ctx context.Context, b *schemas.Batch, emit Emit) error
 }
 
 // Delivery is the delivery guarantee of a pipeline.

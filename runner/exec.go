@@ -446,13 +446,10 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 			continue // nothing new: no epoch
 		}
 		cut = read
-		committed, err := r.epoch(ctx, epoch)
-		if err != nil {
+		if err := r.epoch(ctx, epoch); err != nil {
 			return err
 		}
-		if committed {
-			epoch++
-		}
+		epoch++ // a round that committed nothing still used its number: sinks saw Flush(epoch)
 		if final {
 			return nil
 		}
@@ -468,9 +465,9 @@ func (r *run) allEnded() bool {
 	return true
 }
 
-// epoch runs one barrier round and commits its result. It commits nothing, and reports so,
-// when no source sent a record since the previous barrier.
-func (r *run) epoch(ctx context.Context, e uint64) (bool, error) {
+// epoch runs one barrier round and commits its result. It commits nothing when no source
+// sent a record since the previous barrier.
+func (r *run) epoch(ctx context.Context, e uint64) error {
 	start := time.Now()
 	for _, s := range r.sources {
 		s.req <- e
@@ -484,21 +481,21 @@ func (r *run) epoch(ctx context.Context, e uint64) (bool, error) {
 			next[s] = rep.next
 			sent = sent || rep.sent
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	for range r.lanes {
 		select {
 		case <-r.laneDone:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	if !sent {
-		return false, nil
+		return nil
 	}
 	if err := r.commit(ctx, e, next); err != nil {
-		return false, err
+		return err
 	}
 	for _, s := range r.sources {
 		if a, ok := s.src.(component.Acker); ok {
@@ -509,7 +506,7 @@ func (r *run) epoch(ctx context.Context, e uint64) (bool, error) {
 	}
 	r.epochs++
 	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
-	return true, nil
+	return nil
 }
 
 // commit has every sink commit epoch e, each on its own: one sink's failure does not cancel

@@ -133,6 +133,9 @@ func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, em
 			return nil
 		}
 		k.rows.Add(int64(len(b.Rows)))
+		if ew, ok := k.writers[l].(component.ErrorWriter); ok {
+			return inStage(t.node, ew.WriteWithErrors(ctx, b, emit[t.node]))
+		}
 		return inStage(t.node, k.writers[l].Write(ctx, b))
 	}
 	tr := t.node.Impl.(component.Transform)

@@ -1,0 +1,382 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/hamba/avro/v2"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// avroKind is the kind of an Avro type as the codec reads and writes it.
+type avroKind uint8
+
+const (
+	avroBool avroKind = iota
+	avroInt
+	avroLong
+	avroFloat
+	avroDouble
+	avroString
+	avroBytes
+	avroEnum
+	avroFixed
+	avroDate
+	avroTimestampMillis
+	avroTimestampMicros
+	avroDecimalBytes
+	avroDecimalFixed
+	avroArray
+	avroMap
+	avroRecord
+)
+
+// avroType is an Avro type compiled for decoding binary values into row values and back, with
+// the row types that schemas.ParseAvroSchema gives the same schema.
+type avroType struct {
+	kind avroKind
+	// nullable is set for a union of null and one type, whose branches are nullIdx and valIdx.
+	nullable        bool
+	nullIdx, valIdx int64
+	elem            *avroType   // items of an array, values of a map
+	fields          []avroField // fields of a record
+	symbols         []string    // enum
+	size            int         // fixed
+	scale           int         // decimal
+	path            string      // where the type is in the schema, for messages
+}
+
+type avroField struct {
+	name string
+	t    *avroType
+}
+
+// avroCodec reads and writes the Avro binary encoding of one record schema as rows of the
+// schema ParseAvroSchema gives it.
+type avroCodec struct {
+	schema *schemas.Schema
+	root   *avroType
+}
+
+// newAvroCodec compiles an Avro record schema given as JSON text.
+func newAvroCodec(text string) (*avroCodec, error) {
+	schema, err := schemas.ParseAvroSchema(text) // checks what rows can hold, with sluice's messages
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("avro schema: %w", err)
+	}
+	root, err := compileAvro(parsed, "")
+	if err != nil {
+		return nil, err
+	}
+	return &avroCodec{schema: schema, root: root}, nil
+}
+
+func compileAvro(s avro.Schema, path string) (*avroType, error) {
+	if ref, ok := s.(*avro.RefSchema); ok {
+		s = ref.Schema()
+	}
+	switch x := s.(type) {
+	case *avro.UnionSchema:
+		var t *avroType
+		var nullIdx, valIdx int64 = -1, -1
+		for i, b := range x.Types() {
+			if b.Type() == avro.Null {
+				nullIdx = int64(i)
+				continue
+			}
+			var err error
+			if t, err = compileAvro(b, path); err != nil {
+				return nil, err
+			}
+			valIdx = int64(i)
+		}
+		if t == nil || len(x.Types()) != 2 || nullIdx < 0 {
+			return nil, fmt.Errorf("avro field %q: only unions of null and one type are supported", path)
+		}
+		c := *t
+		c.nullable, c.nullIdx, c.valIdx = true, nullIdx, valIdx
+		return &c, nil
+	case *avro.PrimitiveSchema:
+		return compilePrimitive(x, path)
+	case *avro.EnumSchema:
+		return &avroType{kind: avroEnum, symbols: x.Symbols(), path: path}, nil
+	case *avro.FixedSchema:
+		if d, ok := x.Logical().(*avro.DecimalLogicalSchema); ok {
+			return &avroType{kind: avroDecimalFixed, size: x.Size(), scale: d.Scale(), path: path}, nil
+		}
+		return &avroType{kind: avroFixed, size: x.Size(), path: path}, nil
+	case *avro.ArraySchema:
+		elem, err := compileAvro(x.Items(), path+"[]")
+		return &avroType{kind: avroArray, elem: elem, path: path}, err
+	case *avro.MapSchema:
+		elem, err := compileAvro(x.Values(), join(path, "*"))
+		return &avroType{kind: avroMap, elem: elem, path: path}, err
+	case *avro.RecordSchema:
+		t := &avroType{kind: avroRecord, path: path}
+		for _, f := range x.Fields() {
+			ft, err := compileAvro(f.Type(), join(path, f.Name()))
+			if err != nil {
+				return nil, err
+			}
+			t.fields = append(t.fields, avroField{name: f.Name(), t: ft})
+		}
+		return t, nil
+	}
+	return nil, fmt.Errorf("avro field %q: type %s is not supported", path, s.Type())
+}
+
+func compilePrimitive(p *avro.PrimitiveSchema, path string) (*avroType, error) {
+	var logical avro.LogicalType
+	if l := p.Logical(); l != nil {
+		logical = l.Type()
+	}
+	t := &avroType{path: path}
+	switch p.Type() {
+	case avro.Boolean:
+		t.kind = avroBool
+	case avro.Int:
+		t.kind = avroInt
+		if logical == avro.Date {
+			t.kind = avroDate
+		}
+	case avro.Long:
+		t.kind = avroLong
+		switch logical {
+		case avro.TimestampMillis, avro.LocalTimestampMillis:
+			t.kind = avroTimestampMillis
+		case avro.TimestampMicros, avro.LocalTimestampMicros:
+			t.kind = avroTimestampMicros
+		}
+	case avro.Float:
+		t.kind = avroFloat
+	case avro.Double:
+		t.kind = avroDouble
+	case avro.String:
+		t.kind = avroString
+	case avro.Bytes:
+		t.kind = avroBytes
+		if d, ok := p.Logical().(*avro.DecimalLogicalSchema); ok {
+			t.kind, t.scale = avroDecimalBytes, d.Scale()
+		}
+	default:
+		return nil, fmt.Errorf("avro field %q: type %s is not supported", path, p.Type())
+	}
+	return t, nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// avroDecoder decodes values of one codec. One goroutine uses it at a time.
+type avroDecoder struct {
+	c *avroCodec
+	r *avro.Reader
+	n int   // length of the value being decoded
+	e error // the first semantic error of the value being decoded
+}
+
+func (c *avroCodec) newDecoder() *avroDecoder {
+	return &avroDecoder{c: c, r: avro.NewReader(nil, 0)}
+}
+
+// Decode decodes one binary-encoded record into a row.
+func (d *avroDecoder) Decode(data []byte) (schemas.Row, error) {
+	if len(data) == 0 && len(d.c.root.fields) > 0 {
+		return nil, errors.New("avro: the record value is empty")
+	}
+	d.r.Reset(data)
+	d.r.Error, d.e, d.n = nil, nil, len(data)
+	row := make(schemas.Row, len(d.c.root.fields))
+	for i, f := range d.c.root.fields {
+		row[i] = d.value(f.t)
+		if err := d.err(); err != nil {
+			return nil, err
+		}
+	}
+	// The reader has no exported position: a byte past the end means the record is longer
+	// than the schema says.
+	d.r.Peek()
+	if d.r.Error == nil {
+		return nil, errors.New("avro: the record has bytes after its last field: it was written with another schema")
+	}
+	return row, nil
+}
+
+func (d *avroDecoder) err() error {
+	if d.e != nil {
+		return d.e
+	}
+	if err := d.r.Error; err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return errors.New("avro: the record ends early: it was written with another schema, or is not Avro")
+		}
+		return fmt.Errorf("avro: %s", strings.TrimPrefix(err.Error(), "avro: "))
+	}
+	return nil
+}
+
+func (d *avroDecoder) fail(t *avroType, format string, args ...any) {
+	if d.e == nil {
+		d.e = fmt.Errorf("avro field %q: %s", t.path, fmt.Sprintf(format, args...))
+	}
+}
+
+func (d *avroDecoder) value(t *avroType) any {
+	if d.e != nil || d.r.Error != nil {
+		return nil
+	}
+	if t.nullable {
+		switch idx := d.r.ReadLong(); idx {
+		case t.nullIdx:
+			return nil
+		case t.valIdx:
+		default:
+			d.fail(t, "union branch %d does not exist", idx)
+			return nil
+		}
+	}
+	r := d.r
+	switch t.kind {
+	case avroBool:
+		return r.ReadBool()
+	case avroInt:
+		return int64(r.ReadInt())
+	case avroLong:
+		return r.ReadLong()
+	case avroFloat:
+		return float64(r.ReadFloat())
+	case avroDouble:
+		return r.ReadDouble()
+	case avroString:
+		return d.str(t)
+	case avroBytes:
+		return d.bytes(t)
+	case avroEnum:
+		i := r.ReadInt()
+		if i < 0 || int(i) >= len(t.symbols) {
+			d.fail(t, "enum index %d is out of range", i)
+			return nil
+		}
+		return t.symbols[i]
+	case avroFixed:
+		b := make([]byte, t.size)
+		r.Read(b)
+		return b
+	case avroDate:
+		return time.Unix(int64(r.ReadInt())*86400, 0).UTC()
+	case avroTimestampMillis:
+		return time.UnixMilli(r.ReadLong()).UTC()
+	case avroTimestampMicros:
+		return time.UnixMicro(r.ReadLong()).UTC()
+	case avroDecimalBytes:
+		return decimalOf(d.bytes(t), t.scale)
+	case avroDecimalFixed:
+		b := make([]byte, t.size)
+		r.Read(b)
+		return decimalOf(b, t.scale)
+	case avroArray:
+		return d.array(t)
+	case avroMap:
+		return d.mapValue(t)
+	case avroRecord:
+		m := make(map[string]any, len(t.fields))
+		for _, f := range t.fields {
+			m[f.name] = d.value(f.t)
+		}
+		return m
+	}
+	d.fail(t, "unsupported type")
+	return nil
+}
+
+// bytes reads a bytes value, refusing lengths beyond the record (hamba's reader allocates
+// what the length says before it finds out that the data is shorter).
+func (d *avroDecoder) bytes(t *avroType) []byte {
+	n := d.r.ReadLong()
+	if n < 0 || n > int64(d.n) {
+		d.fail(t, "a length of %d does not fit in a record of %d bytes", n, d.n)
+		return nil
+	}
+	b := make([]byte, n)
+	d.r.Read(b)
+	return b
+}
+
+// str reads a string value; its bytes are fresh and never written again.
+func (d *avroDecoder) str(t *avroType) string {
+	b := d.bytes(t)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// blockCount reads the next block header of an array or map, refusing counts that cannot fit
+// in the record, so a damaged value cannot make the decoder allocate without bound.
+func (d *avroDecoder) blockCount(t *avroType) int {
+	n, _ := d.r.ReadBlockHeader()
+	if n < 0 || n > int64(d.n) {
+		d.fail(t, "a block of %d items does not fit in a record of %d bytes", n, d.n)
+		return 0
+	}
+	return int(n)
+}
+
+func (d *avroDecoder) array(t *avroType) any {
+	out := []any{}
+	for {
+		n := d.blockCount(t)
+		if n == 0 || d.e != nil || d.r.Error != nil {
+			return out
+		}
+		if len(out)+n > d.n {
+			d.fail(t, "more items than the record has bytes")
+			return out
+		}
+		out = slices.Grow(out, n)
+		for range n {
+			out = append(out, d.value(t.elem))
+		}
+	}
+}
+
+func (d *avroDecoder) mapValue(t *avroType) any {
+	out := map[string]any{}
+	for {
+		n := d.blockCount(t)
+		if n == 0 || d.e != nil || d.r.Error != nil {
+			return out
+		}
+		for range n {
+			k := d.str(t)
+			out[k] = d.value(t.elem)
+		}
+		if len(out) > d.n {
+			d.fail(t, "more entries than the record has bytes")
+			return out
+		}
+	}
+}
+
+// decimalOf reads a big-endian two's complement unscaled value.
+func decimalOf(b []byte, scale int) *big.Rat {
+	n := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		n.Sub(n, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	return new(big.Rat).SetFrac(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
+}

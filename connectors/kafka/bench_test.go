@@ -1,0 +1,65 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// benchBatch is a batch of 1000 undecoded values, as Read returns them.
+func benchBatch(value func(i int) []byte) *schemas.Batch {
+	b := &schemas.Batch{}
+	for i := range 1000 {
+		b.Raw = append(b.Raw, value(i))
+		b.Pos = append(b.Pos, schemas.Position{Source: "kafka:bench", Offset: int64(i)})
+	}
+	b.Time = make([]time.Time, len(b.Raw))
+	return b
+}
+
+func benchDecode(b *testing.B, config string, value func(i int) []byte) {
+	src := env.Build(b, "", "type: ReadFromKafka\nconfig:\n  topic: bench\n  bootstrap_servers: x:1\n"+config).Component.(*source)
+	batch := benchBatch(value)
+	size := 0
+	for _, v := range batch.Raw {
+		size += len(v)
+	}
+	discard := func(string, *schemas.Batch) error { return nil }
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := src.Decode(context.Background(), batch, discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Decoding ~1 KiB JSON values (measure, do not assert: go test -run '^$' -bench . ./connectors/kafka/).
+func BenchmarkDecodeJSON(b *testing.B) {
+	pad := strings.Repeat("x", 900)
+	benchDecode(b, "  format: JSON\n  schema: {type: object, properties: {id: {type: integer}, user: {type: string}, score: {type: number}, pad: {type: string}}}\n",
+		func(i int) []byte {
+			return fmt.Appendf(nil, `{"id": %d, "user": "user%d", "score": %d.5, "pad": "%s"}`, i, i%100, i, pad)
+		})
+}
+
+// Decoding ~1 KiB Avro values.
+func BenchmarkDecodeAvro(b *testing.B) {
+	schema := `{"type": "record", "name": "E", "fields": [{"name": "id", "type": "long"}, {"name": "user", "type": "string"}, {"name": "score", "type": "double"}, {"name": "pad", "type": "string"}]}`
+	c, err := newAvroCodec(schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc, pad := c.newEncoder(), strings.Repeat("x", 950)
+	benchDecode(b, "  format: AVRO\n  schema: '"+schema+"'\n", func(i int) []byte {
+		v, err := enc.Append(nil, schemas.Row{int64(i), fmt.Sprintf("user%d", i%100), float64(i) + .5, pad}, []int{0, 1, 2, 3})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return v
+	})
+}

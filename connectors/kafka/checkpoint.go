@@ -1,0 +1,124 @@
+package kafka
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// CheckpointTopic is the compacted topic in which WriteToKafka keeps the checkpoint of every
+// sink, keyed by pipeline and sink name. It is created on first use with one partition.
+const CheckpointTopic = "__sluice_checkpoints"
+
+// checkpointKey is the record key of a sink's checkpoints.
+func checkpointKey(pipeline, sink string) string { return pipeline + "/" + sink }
+
+// checkpointWait bounds how long Open waits for the checkpoint topic to become readable up to
+// its end: a transaction of another sink that is open there holds back what read_committed
+// readers see until it ends (Kafka aborts it after its transaction timeout at the latest).
+var checkpointWait = 3 * time.Minute
+
+// ensureCheckpointTopic creates the checkpoint topic if it does not exist.
+func ensureCheckpointTopic(ctx context.Context, adm *kadm.Client) error {
+	_, err := adm.CreateTopic(ctx, 1, -1, map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}, CheckpointTopic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("creating the checkpoint topic %s: %w", CheckpointTopic, err)
+	}
+	return nil
+}
+
+// checkpointRecord is the record that commits cp for key.
+func checkpointRecord(key string, cp component.Checkpoint) (*kgo.Record, error) {
+	value, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the checkpoint of epoch %d: %w", cp.Epoch, err)
+	}
+	return &kgo.Record{Topic: CheckpointTopic, Key: []byte(key), Value: value}, nil
+}
+
+// readCheckpoint returns the last committed checkpoint of key, or nil when there is none (or
+// its last record is a tombstone, which resets the sink). It reads every partition of the
+// checkpoint topic with read_committed from its start up to the high watermark it has when
+// the read begins, so it also waits for transactions open at that moment to end: with the
+// writer of key fenced first, the checkpoint it returns is the last one ever committed.
+func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key string) (*component.Checkpoint, error) {
+	starts, err := adm.ListStartOffsets(ctx, CheckpointTopic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+	}
+	ends, err := adm.ListEndOffsets(ctx, CheckpointTopic)
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+	}
+	pending := map[int32]int64{} // partition -> high watermark, until read up to it
+	assign := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		start, _ := starts.Lookup(o.Topic, o.Partition)
+		if o.Offset > start.Offset {
+			pending[o.Partition] = o.Offset
+			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
+		}
+	})
+	if len(pending) == 0 {
+		return nil, nil
+	}
+	cl, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{CheckpointTopic: assign}))
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
+	defer cancel()
+	var last *component.Checkpoint
+	var decodeErr error
+	for len(pending) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
+		}
+		for _, e := range fs.Errors() {
+			return nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			hwm, ok := pending[r.Partition]
+			if !ok || r.Offset >= hwm {
+				delete(pending, r.Partition)
+				return
+			}
+			if r.Offset+1 >= hwm {
+				delete(pending, r.Partition)
+			}
+			if r.Attrs.IsControl() || string(r.Key) != key {
+				return
+			}
+			if r.Value == nil {
+				last = nil
+				return
+			}
+			cp := new(component.Checkpoint)
+			if err := json.Unmarshal(r.Value, cp); err != nil {
+				decodeErr = fmt.Errorf("the record at offset %d of %s partition %d is not a sluice checkpoint: %w", r.Offset, CheckpointTopic, r.Partition, err)
+				return
+			}
+			last = cp
+		})
+		if decodeErr != nil {
+			return nil, decodeErr
+		}
+	}
+	return last, nil
+}

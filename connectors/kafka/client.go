@@ -1,0 +1,166 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/embedded"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// embeddedServers is the bootstrap_servers value that names the in-process broker.
+const embeddedServers = "embedded"
+
+// metadataMinAge is how soon a client may ask for metadata again. The in-process broker
+// creates topics on first use, and a low value lets clients see them at once; tests lower it
+// for any broker.
+var metadataMinAge = 5 * time.Second
+
+// embeddedMetadataMinAge is metadataMinAge with the embedded broker.
+const embeddedMetadataMinAge = 100 * time.Millisecond
+
+// parseBootstrap splits bootstrap_servers ("host1:port1,host2:port2").
+func parseBootstrap(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// newClient returns a client of the brokers in s with the extra options (consumer or
+// producer ones). It starts the embedded broker when the config says so.
+func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
+	seeds, minAge := s.bootstrap, metadataMinAge
+	if len(seeds) == 1 && seeds[0] == embeddedServers {
+		addr, err := embedded.Addr()
+		if err != nil {
+			return nil, err
+		}
+		seeds, minAge = []string{addr}, min(minAge, embeddedMetadataMinAge)
+	}
+	clientID := s.clientID
+	if clientID == "" {
+		clientID = "sluice"
+	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge)}, extra...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(seeds, ","), err)
+	}
+	return cl, nil
+}
+
+// consumerOpts are the options of a client that reads: the isolation level, fetch sizes, and
+// no silent reset when an offset is out of range (Open checks the offsets it starts from;
+// records lost later stop the pipeline instead of being skipped).
+func (s *settings) consumerOpts() []kgo.Opt {
+	opts := []kgo.Opt{kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NoResetOffset())}
+	if s.readCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	return append(opts, s.fetch...)
+}
+
+// producerOpts are the options of a client that writes; txnID makes it transactional.
+func (s *settings) producerOpts(txnID string, txnTimeout time.Duration) []kgo.Opt {
+	opts := []kgo.Opt{kgo.AllowAutoTopicCreation()}
+	switch s.acks {
+	case "1":
+		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))
+	case "0":
+		opts = append(opts, kgo.RequiredAcks(kgo.NoAck()))
+	}
+	if !s.idempotence() {
+		opts = append(opts, kgo.DisableIdempotentWrite())
+	}
+	if s.compression != "" {
+		opts = append(opts, kgo.ProducerBatchCompression(compressionCodec(s.compression)))
+	}
+	if txnID != "" {
+		opts = append(opts, kgo.TransactionalID(txnID), kgo.TransactionTimeout(txnTimeout))
+	}
+	return append(opts, s.produce...)
+}
+
+// idempotence reports whether the producer is idempotent: as set, or as Java decides (on with
+// acks=all).
+func (s *settings) idempotence() bool {
+	if s.idempotent != nil {
+		return *s.idempotent
+	}
+	return s.acks == "all"
+}
+
+// checkProducer checks that the producer properties fit the delivery guarantee.
+func (s *settings) checkProducer(exactlyOnce bool) error {
+	switch {
+	case s.idempotent != nil && *s.idempotent && s.acks != "all":
+		return fmt.Errorf("enable.idempotence=true needs acks=all, not acks=%s", s.acks)
+	case exactlyOnce && s.acks != "all":
+		return fmt.Errorf("delivery exactly_once writes with transactions, which need acks=all, not acks=%s (or use options.delivery: at_least_once)", s.acks)
+	case exactlyOnce && !s.idempotence():
+		return errors.New("delivery exactly_once writes with transactions, which need enable.idempotence=true (or use options.delivery: at_least_once)")
+	}
+	return nil
+}
+
+// partitionCounts returns the number of partitions of each topic. With create set it asks the
+// broker to create missing topics, as Kafka's Java clients do (the broker decides: Kafka's
+// auto.create.topics.enable, always with the embedded broker); a topic that is still missing
+// is an error.
+func partitionCounts(ctx context.Context, cl *kgo.Client, topics []string, create bool) (map[string]int32, error) {
+	const attempts = 50 // a created topic may have no leader for a moment
+	var lastErr error
+	for range attempts {
+		req := kmsg.NewPtrMetadataRequest()
+		req.AllowAutoTopicCreation = create
+		for _, t := range topics {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(t)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return nil, fmt.Errorf("metadata of topics %s: %w", strings.Join(topics, ", "), err)
+		}
+		counts := map[string]int32{}
+		lastErr = nil
+		for _, t := range resp.Topics {
+			name := ""
+			if t.Topic != nil {
+				name = *t.Topic
+			}
+			err := kerr.ErrorForCode(t.ErrorCode)
+			switch {
+			case err == nil && len(t.Partitions) > 0:
+				counts[name] = int32(len(t.Partitions))
+				continue
+			case errors.Is(err, kerr.UnknownTopicOrPartition) && !create:
+				return nil, fmt.Errorf("topic %q does not exist", name)
+			case err != nil && !kerr.IsRetriable(err) && !errors.Is(err, kerr.UnknownTopicOrPartition):
+				return nil, fmt.Errorf("metadata of topic %q: %w", name, err)
+			}
+			lastErr = fmt.Errorf("topic %q does not exist, and the broker did not create it", name)
+			if err != nil && !errors.Is(err, kerr.UnknownTopicOrPartition) {
+				lastErr = fmt.Errorf("metadata of topic %q: %w", name, err)
+			}
+		}
+		if lastErr == nil && len(counts) == len(topics) {
+			return counts, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil, lastErr
+}

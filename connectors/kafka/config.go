@@ -1,0 +1,68 @@
+package kafka
+
+import (
+	"github.com/sluicehq/sluice/component"
+	"gopkg.in/yaml.v3"
+)
+
+func init() {
+	component.RegisterSource("ReadFromKafka",
+		"Reads the records of Kafka topics (RAW, STRING, JSON or Avro payloads) from every partition, resuming from the sinks' checkpoints.",
+		buildRead)
+	component.RegisterSink("WriteToKafka",
+		"Writes rows to a Kafka topic as RAW, JSON or Avro records: exactly once with one transaction per epoch, or at least once.",
+		buildWrite)
+}
+
+// ReadConfig is the config of ReadFromKafka.
+type ReadConfig struct {
+	Topic            []string   `yaml:"topic" required:"true" doc:"The topic to read, or a list of topics. Every partition of each is read."`
+	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
+	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema. Default AVRO, as in Beam."`
+	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW and STRING."`
+
+	ConsumerConfig        map[string]string `yaml:"consumer_config" doc:"Java consumer properties; see docs/kafka.md for the ones sluice maps onto its client (group.id, isolation.level, max.poll.records, fetch.max.bytes, ...). Others are ignored."`
+	ConsumerConfigUpdates map[string]string `yaml:"consumer_config_updates" doc:"The same as consumer_config (Beam's name); applied after it."`
+
+	AutoOffsetResetConfig string             `yaml:"auto_offset_reset_config" enum:"earliest,latest" doc:"Where a partition without a checkpoint (and without a committed offset of group.id) starts: earliest or latest (default, as in Beam)."`
+	MaxNumRecords         int64              `yaml:"max_num_records" doc:"Read at most this many records, then end (a bounded read)."`
+	MaxReadTimeSeconds    component.Duration `yaml:"max_read_time_seconds" doc:"Read for at most this long after the pipeline starts, then end (a bounded read); seconds, or a duration such as 5m."`
+
+	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"Not supported yet: decoding the Confluent wire format with a schema registry."`
+	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"Not supported yet (see confluent_schema_registry_url)."`
+
+	// ErrorHandling names the output for records that cannot be decoded.
+	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records that cannot be decoded to this output as {failed_row: the value's bytes, error_message, source: {topic, partition, offset}} instead of stopping the pipeline."`
+
+	// Keys of Dataflow's Kafka templates, accepted and ignored.
+	AllowDuplicates         bool `yaml:"allow_duplicates" doc:"Accepted for Dataflow template compatibility; ignored (sluice reads exactly once)."`
+	OffsetDeduplication     bool `yaml:"offset_deduplication" doc:"Accepted for Dataflow template compatibility; ignored (sluice reads exactly once)."`
+	Redistributed           bool `yaml:"redistributed" doc:"Accepted for Dataflow template compatibility; ignored (partitions are spread over lanes)."`
+	RedistributeNumKeys     int  `yaml:"redistribute_num_keys" doc:"Accepted for Dataflow template compatibility; ignored."`
+	RedistributeByRecordKey bool `yaml:"redistribute_by_record_key" doc:"Accepted for Dataflow template compatibility; ignored."`
+}
+
+// WriteConfig is the config of WriteToKafka.
+type WriteConfig struct {
+	Topic            string     `yaml:"topic" required:"true" doc:"The topic to write to."`
+	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
+	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row."`
+	Schema           *yaml.Node `yaml:"schema" doc:"AVRO only: the Avro record schema to write (JSON text or a mapping); its fields are matched to the rows' by name. Default: one derived from the input's fields."`
+
+	ProducerConfigUpdates map[string]string `yaml:"producer_config_updates" doc:"Java producer properties; see docs/kafka.md for the ones sluice maps onto its client (batch.size, linger.ms, compression.type, acks, enable.idempotence, client.id, ...). Others are ignored."`
+
+	// Key is sluice's record key expression; not supported yet.
+	Key *component.Expr `yaml:"key" doc:"sluice adds (not supported yet): an expression for the record key."`
+
+	// ErrorHandling names the output for rows that cannot be encoded.
+	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that cannot be encoded to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
+
+	// Beam's PROTO options, refused with a clear message.
+	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO only, which sluice does not support."`
+	MessageName        string `yaml:"message_name" doc:"PROTO only, which sluice does not support."`
+}
+
+// SetDefaults sets Beam's defaults.
+func (c *ReadConfig) SetDefaults() {
+	c.Format = "AVRO"
+}

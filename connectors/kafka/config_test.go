@@ -1,0 +1,228 @@
+package kafka
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/component/componenttest"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// The Java consumer properties that matter land in the client settings; consumer_config_updates
+// overrides consumer_config, auto_offset_reset_config overrides both; unknown ones are ignored.
+func TestConsumerConfigMapping(t *testing.T) {
+	src := `type: ReadFromKafka
+config:
+  topic: t
+  bootstrap_servers: "a:9092, b:9093"
+  format: RAW
+  consumer_config:
+    group.id: first
+    auto.offset.reset: earliest
+    isolation.level: read_uncommitted
+    max.poll.records: 10
+    fetch.max.bytes: 1048576
+    max.partition.fetch.bytes: 65536
+    fetch.max.wait.ms: 250
+    session.timeout.ms: 30000
+    client.id: reader
+    allow.auto.create.topics: false
+    enable.auto.commit: true
+    some.unknown.property: x
+  consumer_config_updates:
+    group.id: second
+`
+	s := build(t, src).Component.(*source).set
+	if !slices.Equal(s.bootstrap, []string{"a:9092", "b:9093"}) || s.group != "second" || s.reset != "earliest" ||
+		s.readCommitted || s.maxPoll != 10 || len(s.fetch) != 3 || s.session != 30*time.Second || s.clientID != "reader" || s.autoCreate {
+		t.Errorf("settings %+v", s)
+	}
+	if !slices.Equal(s.ignored, []string{"some.unknown.property"}) {
+		t.Errorf("ignored %v", s.ignored)
+	}
+	s = build(t, src+"  auto_offset_reset_config: LATEST\n").Component.(*source).set
+	if s.reset != "latest" {
+		t.Errorf("auto_offset_reset_config did not win: %q", s.reset)
+	}
+	s = build(t, "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: embedded, format: RAW}").Component.(*source).set
+	if s.reset != "latest" || !s.readCommitted || s.maxPoll != defaultMaxPoll || !s.autoCreate {
+		t.Errorf("defaults %+v", s)
+	}
+}
+
+func TestProducerConfigMapping(t *testing.T) {
+	src := `type: WriteToKafka
+config:
+  topic: t
+  bootstrap_servers: x:1
+  format: JSON
+  producer_config_updates:
+    batch.size: 65536
+    linger.ms: 5
+    compression.type: ZSTD
+    acks: "1"
+    enable.idempotence: "false"
+    client.id: writer
+    transaction.timeout.ms: 120000
+    delivery.timeout.ms: 60000
+`
+	b := componenttest.Env{File: testFile}
+	// acks=1 is fine at_least_once only.
+	built := b.Build(t, "", src, people)
+	if built.Err() == nil {
+		t.Fatal("acks=1 was accepted for exactly_once")
+	}
+	if got := strings.Join(built.Diags, "\n"); !strings.Contains(got, "pipeline.yaml:10:11: WriteToKafka: delivery exactly_once writes with transactions, which need acks=all, not acks=1 (or use options.delivery: at_least_once)") {
+		t.Errorf("diagnostics %s", got)
+	}
+	s := buildAtLeastOnce(t, src).set
+	if s.acks != "1" || s.idempotence() || s.compression != "zstd" || len(s.produce) != 3 || s.clientID != "writer" || s.txnTimeout != 2*time.Minute {
+		t.Errorf("settings %+v", s)
+	}
+}
+
+// buildAtLeastOnce builds a sink snippet as the runner does for a pipeline with
+// delivery: at_least_once.
+func buildAtLeastOnce(t *testing.T, src string) *sink {
+	t.Helper()
+	d, root := componenttest.Env{File: testFile}.Parse(t, src)
+	spec, _ := component.Lookup("WriteToKafka")
+	c := &component.Context{Decoder: d, Type: "WriteToKafka", Name: "WriteToKafka", Pos: d.At(root),
+		Config: component.MappingValue(root, "config"), Inputs: []component.Input{{Name: "in", Schema: people}},
+		Options: component.Options{Delivery: component.AtLeastOnce, CheckpointInterval: 10 * time.Second}}
+	impl := spec.Build(c)
+	if err := d.Diags.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return impl.(*sink)
+}
+
+// Config mistakes are reported at their position, all at once, and never repeat a secret.
+func TestConfigErrors(t *testing.T) {
+	raw := schemas.New(schemas.Field{Name: "a", Type: schemas.Type{Kind: schemas.Int64}}, schemas.Field{Name: "b", Type: schemas.Type{Kind: schemas.String}})
+	cases := []struct {
+		name, src string
+		input     *schemas.Schema
+		want      []string
+	}{
+		{"read bad properties", `type: ReadFromKafka
+config:
+  topic: t
+  bootstrap_servers: x:1
+  format: RAW
+  consumer_config:
+    max.poll.records: lots
+    isolation.level: dirty
+    sasl.jaas.config: "secret-password"
+    security.protocol: SASL_SSL
+`, nil, []string{
+			`pipeline.yaml:7:23: ReadFromKafka: consumer_config "max.poll.records": must be an integer from 1 to 1048576, not "lots"`,
+			`pipeline.yaml:8:22: ReadFromKafka: consumer_config "isolation.level": must be one of read_committed, read_uncommitted, not "dirty"`,
+			`pipeline.yaml:9:23: ReadFromKafka: consumer_config "sasl.jaas.config" is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)`,
+			`pipeline.yaml:10:24: ReadFromKafka: consumer_config "security.protocol": "SASL_SSL" is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)`,
+		}},
+		{"read needs schema", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1}\n", nil, []string{
+			`pipeline.yaml:2:9: ReadFromKafka: format AVRO (the default format) needs a schema: the Avro schema of the values`}},
+		{"read json needs schema", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON}\n", nil, []string{
+			`pipeline.yaml:2:52: ReadFromKafka: format JSON needs a schema: the JSON Schema of the records`}},
+		{"read raw takes no schema", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, schema: {type: object}}\n", nil, []string{
+			`pipeline.yaml:2:65: ReadFromKafka: format RAW takes no schema: its rows are {payload: bytes}`}},
+		{"read bad avro", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, schema: '{\"type\": \"string\"}'}\n", nil, []string{
+			`pipeline.yaml:2:52: ReadFromKafka: avro schema: the root must be a record, got string`}},
+		{"read registry", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, confluent_schema_registry_url: http://r}\n", nil, []string{
+			`pipeline.yaml:2:88: ReadFromKafka: confluent_schema_registry_url is not supported yet: give the Avro schema inline as schema (values in the Confluent wire format cannot be read yet)`}},
+		{"read empty servers", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: ' , ', format: RAW}\n", nil, []string{
+			`pipeline.yaml:2:39: ReadFromKafka needs bootstrap_servers: host:port pairs separated by commas, or embedded`}},
+		{"write raw shape", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW}\n", raw, []string{
+			`pipeline.yaml:1:1: WriteToKafka with format RAW writes one bytes or string field per record, but its input "in0" has rows {a integer, b string}` +
+				"\n\thint: map the rows to a single field first, e.g. MapToFields with fields: {payload: ...}"}},
+		{"write key", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, key: id}\n", people, []string{
+			`pipeline.yaml:2:63: WriteToKafka: key is not supported yet: records are written without a key`}},
+		{"write json schema", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, schema: x}\n", people, []string{
+			`pipeline.yaml:2:66: WriteToKafka: schema is only used with format AVRO; format JSON writes the input's fields`}},
+		{"write avro mismatch", `type: WriteToKafka
+config:
+  topic: t
+  bootstrap_servers: x:1
+  format: AVRO
+  schema: '{"type": "record", "name": "P", "fields": [{"name": "id", "type": "string"}, {"name": "name", "type": "string"}]}'
+`, people, []string{
+			`pipeline.yaml:6:11: WriteToKafka: the Avro schema does not fit input "in0": field "id" holds integer values, but the Avro schema has string there`}},
+		{"write avro missing field", `type: WriteToKafka
+config:
+  topic: t
+  bootstrap_servers: x:1
+  format: AVRO
+  schema: '{"type": "record", "name": "P", "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "age", "type": "long"}]}'
+`, people, []string{
+			`pipeline.yaml:6:11: WriteToKafka: the Avro schema does not fit input "in0": the Avro record's field "age" is not in the input and cannot be null`}},
+		{"write proto", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, message_name: M}\n", people, []string{
+			`pipeline.yaml:2:72: WriteToKafka: message_name is for format PROTO, which sluice does not support`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var inputs []*schemas.Schema
+			if c.input != nil {
+				inputs = append(inputs, c.input)
+			}
+			got := buildErrors(t, c.src, inputs...)
+			if got != strings.Join(c.want, "\n") {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", got, strings.Join(c.want, "\n"))
+			}
+			if strings.Contains(got, "secret-password") {
+				t.Error("a diagnostic repeats a secret")
+			}
+		})
+	}
+}
+
+// docs/kafka.md documents every Java property sluice maps.
+func TestDocsListProperties(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/kafka.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range properties {
+		if !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("docs/kafka.md does not mention `%s`", name)
+		}
+	}
+}
+
+// bootstrap_servers: embedded reaches the process's in-process broker.
+func TestEmbedded(t *testing.T) {
+	src := build(t, "type: ReadFromKafka\nconfig: {topic: embedded-test, bootstrap_servers: embedded, format: STRING, auto_offset_reset_config: earliest}").Component.(*source)
+	src.StopAtEnd()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := src.Open(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out := componenttest.Emitted{}
+	if err := componenttest.ReadAll(ctx, src, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(src.Offsets()["kafka:embedded-test"]); n == 0 {
+		t.Errorf("no partitions of the created topic: %v", src.Offsets())
+	}
+}
+
+// The config types describe themselves for `sluice schema`.
+func TestConfigJSONSchema(t *testing.T) {
+	for _, name := range []string{"ReadFromKafka", "WriteToKafka"} {
+		spec, ok := component.Lookup(name)
+		if !ok {
+			t.Fatalf("%s is not registered", name)
+		}
+		s := component.JSONSchema(spec.Config)
+		if props, _ := s["properties"].(map[string]any); props["topic"] == nil || props["bootstrap_servers"] == nil {
+			t.Errorf("%s: schema %v", name, s)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// laneWriter is one lane's side of a sink: it encodes rows and produces them asynchronously,
+// and Flush waits until Kafka acknowledged them.
+//
+// With exactly_once, the records a lane writes after Flush(E) belong to the next transaction:
+// until Commit(E) has ended the current one, they are held in memory (and while Commit runs,
+// the lane waits). If the runner flushes E again instead (an epoch it did not commit), the
+// held records go into the open transaction with that flush.
+type laneWriter struct {
+	s       *sink
+	lane    int
+	enc     rowEncoder
+	flushed uint64        // the last epoch this lane flushed; the lane's own
+	held    []*kgo.Record // written after Flush(flushed), waiting for its Commit
+	dirty   atomic.Bool   // records went into the open transaction since the last Flush
+	sent    inflight      // produced records not acknowledged yet
+	arena   int           // bytes of the previous batch, to size the next one
+	errs    *component.ErrorOutput
+}
+
+func newLaneWriter(s *sink, lane int, committed uint64) *laneWriter {
+	return &laneWriter{s: s, lane: lane, enc: s.format.newEncoder(), flushed: committed, errs: s.errOut}
+}
+
+// Write encodes the rows of b and produces them. A row that cannot be encoded stops the
+// pipeline at its position (see WriteWithErrors).
+func (w *laneWriter) Write(ctx context.Context, b *schemas.Batch) error {
+	return w.write(ctx, b, nil)
+}
+
+// WriteWithErrors is Write for a sink with error_handling: rows that cannot be encoded go to
+// the error output through emit instead of stopping the pipeline.
+func (w *laneWriter) WriteWithErrors(ctx context.Context, b *schemas.Batch, emit component.Emit) error {
+	return w.write(ctx, b, emit)
+}
+
+func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component.Emit) error {
+	cl, exactly, err := w.s.state()
+	if err != nil {
+		return err
+	}
+	if len(b.Rows) == 0 {
+		return nil
+	}
+	errOut := w.errs
+	if emit == nil {
+		errOut = nil // no way to the error output: a failed row stops the pipeline
+	}
+	recs, errRows, err := w.encode(b, errOut)
+	if err != nil {
+		return err
+	}
+	if err := errOut.Emit(errRows, emit); err != nil {
+		return err
+	}
+	if !exactly {
+		w.send(ctx, cl, recs, false)
+		return nil
+	}
+	w.s.txnMu.RLock() // waits while a Commit ends the transaction
+	defer w.s.txnMu.RUnlock()
+	if w.flushed > w.s.committed {
+		w.held = append(w.held, recs...)
+		return nil
+	}
+	w.send(ctx, cl, w.held, true)
+	w.held = nil
+	w.send(ctx, cl, recs, true)
+	return nil
+}
+
+// encode turns the rows of b into records whose values share one buffer. Rows that fail go to
+// errOut (nil: the first one's RowError is returned).
+func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]*kgo.Record, *schemas.Batch, error) {
+	schema := b.Schema
+	if schema == nil {
+		schema = w.s.input
+	}
+	data := make([]byte, 0, max(w.arena, 256))
+	ends := make([]int, 0, len(b.Rows))
+	nulls := make([]bool, 0, len(b.Rows))
+	var errRows *schemas.Batch
+	for i, row := range b.Rows {
+		start := len(data)
+		var null bool
+		var err error
+		if data, null, err = w.enc(data, schema, row); err != nil {
+			data = data[:start]
+			if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		ends = append(ends, len(data))
+		nulls = append(nulls, null)
+	}
+	w.arena = len(data)
+	recs := make([]*kgo.Record, len(ends))
+	start := 0
+	for i, end := range ends {
+		r := &kgo.Record{Topic: w.s.topic}
+		if !nulls[i] {
+			r.Value = data[start:end:end]
+		}
+		recs[i] = r
+		start = end
+	}
+	return recs, errRows, nil
+}
+
+// send produces records asynchronously; txn marks them as part of the open transaction.
+func (w *laneWriter) send(ctx context.Context, cl *kgo.Client, recs []*kgo.Record, txn bool) {
+	if len(recs) == 0 {
+		return
+	}
+	if txn {
+		w.dirty.Store(true)
+	}
+	for _, r := range recs {
+		w.sent.add()
+		cl.Produce(ctx, r, w.sent.done)
+	}
+}
+
+// Flush ends the lane's part of epoch: it waits until Kafka acknowledged every record the lane
+// produced, and fails with the first produce error.
+func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
+	cl, exactly, err := w.s.state()
+	if err != nil {
+		return err
+	}
+	if epoch < w.flushed {
+		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
+	}
+	if exactly && len(w.held) > 0 {
+		// Held records wait for a Commit; flushing again means the epoch they waited for
+		// was not committed and goes on: they belong to it.
+		w.s.txnMu.RLock()
+		w.send(ctx, cl, w.held, true)
+		w.held = nil
+		w.s.txnMu.RUnlock()
+	}
+	if err := w.sent.wait(ctx); err != nil {
+		return fmt.Errorf("%s: flushing epoch %d: %w", w.s.what, epoch, err)
+	}
+	w.flushed = epoch
+	w.dirty.Store(false)
+	return nil
+}
+
+// checkSealed fails when the lane put records into the open transaction after its last
+// Flush: committing them with the checkpoint of epoch would deliver them twice after a
+// restart.
+func (w *laneWriter) checkSealed(epoch uint64) error {
+	if w.dirty.Load() {
+		return fmt.Errorf("%s: lane %d wrote records it did not flush before the commit of epoch %d", w.s.what, w.lane, epoch)
+	}
+	return nil
+}
+
+// inflight counts produced records until Kafka acknowledges them and keeps the first error.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	err  error
+	idle chan struct{} // closed when n drops to zero while Flush waits
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	f.n++
+	f.mu.Unlock()
+}
+
+// done is the produce promise.
+func (f *inflight) done(r *kgo.Record, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if err != nil && f.err == nil {
+		f.err = fmt.Errorf("producing to topic %s partition %d: %w", r.Topic, r.Partition, err)
+	}
+	if f.n == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+// wait waits until no record is in flight and returns the first error ever recorded: after a
+// failed record, the lane's output has a gap and must not be committed.
+func (f *inflight) wait(ctx context.Context) error {
+	f.mu.Lock()
+	if f.n == 0 {
+		defer f.mu.Unlock()
+		return f.err
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}

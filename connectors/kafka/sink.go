@@ -1,0 +1,289 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// sink writes one topic. With exactly_once, each epoch is one transaction of the sink's
+// transactional producer that also writes the checkpoint to CheckpointTopic; with
+// at_least_once, an idempotent producer writes as it goes, Flush waits for the lane's
+// records, and Commit writes the checkpoint. docs/kafka.md has the protocol.
+type sink struct {
+	what       string // the component, for messages
+	name       string // the sink's name in the pipeline
+	topic      string
+	set        *settings
+	format     writeFormat
+	input      *schemas.Schema // for batches that carry none
+	errOut     *component.ErrorOutput
+	txnTimeout time.Duration
+
+	commitMu sync.Mutex // serializes Open, Commit and Close
+
+	// txnMu, with exactly_once: Commit holds it to end the epoch's transaction and begin the
+	// next; lanes hold it for reading while they produce, so they stall during a commit.
+	txnMu     sync.RWMutex
+	committed uint64 // the last committed epoch; written under txnMu and commitMu
+
+	mu       sync.Mutex // guards the fields below; never held across I/O
+	cl       *kgo.Client
+	exactly  bool
+	pipeline string
+	key      string
+	writers  map[int]*laneWriter
+	failed   error // set when the sink cannot go on (a failed transaction)
+
+	// hook, when set (tests), is called at each step of an exactly-once Commit; an error stops
+	// the commit there, as a crash would.
+	hook func(step string) error
+}
+
+// The steps of an exactly-once Commit at which sink.hook is called.
+const (
+	stepFlushed = "flushed" // the checkpoint record is written into the transaction
+	stepEnd     = "end"     // the transaction is about to end
+)
+
+// Summary says what the sink committed, for the end of a run.
+func (s *sink) Summary() string {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	return fmt.Sprintf("committed through epoch %d to topic %s", s.committed, s.topic)
+}
+
+// Open connects, creates the checkpoint topic if needed, fences any earlier producer of the
+// sink (exactly_once) and returns the sink's last committed checkpoint.
+func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.closeClient(ctx)
+	exactly := info.Delivery != component.AtLeastOnce
+	txnID := ""
+	if exactly {
+		txnID = s.set.txnID
+		if txnID == "" {
+			txnID = "sluice." + info.Pipeline + "." + s.name
+		}
+	}
+	cl, err := s.set.newClient(s.set.producerOpts(txnID, s.txnTimeout)...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	cp, err := s.open(ctx, cl, exactly, txnID, checkpointKey(info.Pipeline, s.name))
+	if err == nil && cp != nil && cp.Pipeline != info.Pipeline {
+		err = fmt.Errorf("the checkpoint of %q in %s belongs to pipeline %q", checkpointKey(info.Pipeline, s.name), CheckpointTopic, cp.Pipeline)
+	}
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.txnMu.Lock()
+	s.committed = 0
+	if cp != nil {
+		s.committed = cp.Epoch
+	}
+	s.txnMu.Unlock()
+	s.mu.Lock()
+	s.cl, s.exactly, s.pipeline, s.key = cl, exactly, info.Pipeline, checkpointKey(info.Pipeline, s.name)
+	s.writers, s.failed = map[int]*laneWriter{}, nil
+	s.mu.Unlock()
+	return cp, nil
+}
+
+func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key string) (*component.Checkpoint, error) {
+	adm := kadm.NewClient(cl)
+	if _, err := partitionCounts(ctx, cl, []string{s.topic}, true); err != nil {
+		return nil, err
+	}
+	if err := ensureCheckpointTopic(ctx, adm); err != nil {
+		return nil, err
+	}
+	if exactly {
+		// Initializing the producer ID fences an earlier producer with the same
+		// transactional ID and aborts its open transaction, so that no zombie commits after
+		// the checkpoint is read.
+		if _, _, err := cl.ProducerID(ctx); err != nil {
+			return nil, fmt.Errorf("initializing the transactional producer %q: %w", txnID, err)
+		}
+	}
+	cp, err := readCheckpoint(ctx, s.set, adm, key)
+	if err != nil {
+		return nil, err
+	}
+	if exactly {
+		if err := cl.BeginTransaction(); err != nil {
+			return nil, fmt.Errorf("beginning a transaction: %w", err)
+		}
+	}
+	return cp, nil
+}
+
+// Writer returns the writer of a lane.
+func (s *sink) Writer(lane int) component.Writer {
+	s.txnMu.RLock() // before mu: Commit holds txnMu while it takes mu
+	committed := s.committed
+	s.txnMu.RUnlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writers == nil {
+		s.writers = map[int]*laneWriter{}
+	}
+	w := s.writers[lane]
+	if w == nil {
+		w = newLaneWriter(s, lane, committed)
+		s.writers[lane] = w
+	}
+	return w
+}
+
+// state returns the client and the sink's failure, if any.
+func (s *sink) state() (*kgo.Client, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cl == nil && s.failed == nil {
+		return nil, false, fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	return s.cl, s.exactly, s.failed
+}
+
+// fail records that the sink cannot go on and returns err.
+func (s *sink) fail(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed = err
+	}
+	return err
+}
+
+func (s *sink) lanes() []*laneWriter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*laneWriter, 0, len(s.writers))
+	for _, w := range s.writers {
+		out = append(out, w)
+	}
+	return out
+}
+
+// Commit makes the records flushed for epochs up to cp.Epoch visible together with cp. With
+// exactly_once it writes cp into the epoch's transaction and commits it; lanes that write the
+// next epoch meanwhile wait. An epoch already committed is left as it is.
+func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	cl, exactly, err := s.state()
+	if err != nil {
+		return err
+	}
+	if cp.Pipeline != s.pipeline {
+		return fmt.Errorf("%s: commit for pipeline %q, opened for %q", s.what, cp.Pipeline, s.pipeline)
+	}
+	if cp.Epoch <= s.committed {
+		return nil
+	}
+	rec, err := checkpointRecord(s.key, cp)
+	if err != nil {
+		return err
+	}
+	if !exactly {
+		if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+			return fmt.Errorf("%s: writing the checkpoint of epoch %d to %s: %w", s.what, cp.Epoch, CheckpointTopic, err)
+		}
+		s.txnMu.Lock()
+		s.committed = cp.Epoch
+		s.txnMu.Unlock()
+		return nil
+	}
+	s.txnMu.Lock()
+	defer s.txnMu.Unlock()
+	if err := s.commitTxn(ctx, cl, rec, cp.Epoch); err != nil {
+		return s.fail(err)
+	}
+	s.committed = cp.Epoch
+	if err := cl.BeginTransaction(); err != nil {
+		return s.fail(fmt.Errorf("%s: beginning the transaction after epoch %d: %w", s.what, cp.Epoch, err))
+	}
+	return nil
+}
+
+// commitTxn writes rec into the open transaction and commits it. On any failure before the
+// commit is sent it aborts the transaction; when the commit's outcome is unknown it says so
+// (the next Open finds out from the checkpoint topic).
+func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, epoch uint64) error {
+	for _, w := range s.lanes() {
+		if err := w.checkSealed(epoch); err != nil {
+			s.abort(ctx, cl)
+			return err
+		}
+	}
+	var recErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	cl.Produce(ctx, rec, func(_ *kgo.Record, err error) { recErr = err; wg.Done() })
+	flushErr := cl.Flush(ctx)
+	wg.Wait()
+	if err := errors.Join(flushErr, recErr, s.step(stepFlushed)); err != nil {
+		s.abort(ctx, cl)
+		return fmt.Errorf("%s: writing epoch %d (aborted): %w", s.what, epoch, err)
+	}
+	if err := s.step(stepEnd); err != nil {
+		s.abort(ctx, cl)
+		return fmt.Errorf("%s: committing epoch %d (aborted): %w", s.what, epoch, err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		s.abort(ctx, cl)
+		return fmt.Errorf("%s: committing the transaction of epoch %d failed, or its outcome is unknown (the next run resumes from whichever checkpoint is committed): %w", s.what, epoch, err)
+	}
+	return nil
+}
+
+// abort aborts the open transaction, as far as it can: a failure leaves it to Kafka's
+// transaction timeout, or to the fencing of the next Open.
+func (s *sink) abort(ctx context.Context, cl *kgo.Client) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := cl.AbortBufferedRecords(ctx); err == nil {
+		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+	}
+}
+
+func (s *sink) step(name string) error {
+	if s.hook == nil {
+		return nil
+	}
+	return s.hook(name)
+}
+
+// Close aborts the open transaction (what it holds was never committed) and closes the client.
+func (s *sink) Close(ctx context.Context) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	s.closeClient(ctx)
+	return nil
+}
+
+func (s *sink) closeClient(ctx context.Context) {
+	s.mu.Lock()
+	cl, exactly := s.cl, s.exactly
+	s.cl, s.writers = nil, nil
+	s.mu.Unlock()
+	if cl == nil {
+		return
+	}
+	if exactly {
+		s.txnMu.Lock()
+		s.abort(ctx, cl)
+		s.txnMu.Unlock()
+	}
+	cl.Close()
+}

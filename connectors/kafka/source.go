@@ -1,0 +1,387 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// sourcePrefix starts the Position.Source of every Kafka record: "kafka:" + topic.
+const sourcePrefix = "kafka:"
+
+// source reads every partition of its topics. Open, Read, Offsets and Close run on one
+// goroutine; Decode runs on many; Ack on the runner's coordinator.
+type source struct {
+	what       string // the component, for messages
+	topics     []string
+	names      map[string]string // topic -> Position.Source
+	set        *settings
+	format     readFormat
+	errOut     *component.ErrorOutput
+	pool       sync.Pool // of valueDecoder
+	maxRecords int64
+	maxTime    time.Duration
+	stopAtEnd  bool
+
+	admin    *kgo.Client // metadata, offsets and group commits
+	adm      *kadm.Client
+	cl       *kgo.Client // the consumer
+	deadline time.Time
+	buffered []chunk         // fetched records not returned yet, in fetch order
+	offsets  schemas.Offsets // next offset of every partition, for Offsets
+	ends     schemas.Offsets // with StopAtEnd: where each partition ends
+	returned int64
+}
+
+// chunk is what one poll fetched from one partition and Read has not returned yet.
+type chunk struct {
+	topic     string
+	partition int32
+	recs      []*kgo.Record
+}
+
+func newSource(what string, topics []string, set *settings, format readFormat, errOut *component.ErrorOutput) *source {
+	s := &source{what: what, topics: topics, set: set, format: format, errOut: errOut, names: map[string]string{}}
+	for _, t := range topics {
+		s.names[t] = sourcePrefix + t
+	}
+	s.pool.New = func() any { return format.newDecoder() }
+	return s
+}
+
+// StopAtEnd makes Read end at the records that exist when Open runs (committed ones, with
+// read_committed).
+func (s *source) StopAtEnd() { s.stopAtEnd = true }
+
+// Open assigns every partition of the topics, each starting at its offset in from, else at the
+// committed offset of group.id, else at auto_offset_reset. It checks that the offsets it
+// resumes from still exist.
+func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
+	if err := s.Close(); err != nil {
+		return err
+	}
+	admin, err := s.set.newClient()
+	if err != nil {
+		return err
+	}
+	s.admin, s.adm = admin, kadm.NewClient(admin)
+	assign, err := s.plan(ctx, from)
+	if err == nil {
+		s.cl, err = s.set.newClient(append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))...)
+	}
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.deadline = time.Time{}
+	if s.maxTime > 0 {
+		s.deadline = time.Now().Add(s.maxTime)
+	}
+	s.returned = 0
+	return nil
+}
+
+// plan decides where each partition starts.
+func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map[int32]kgo.Offset, error) {
+	counts, err := partitionCounts(ctx, s.admin, s.topics, s.set.autoCreate)
+	if err != nil {
+		return nil, err
+	}
+	starts, err := s.adm.ListStartOffsets(ctx, s.topics...)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the start offsets of %v: %w", s.topics, err)
+	}
+	hwms, err := s.adm.ListEndOffsets(ctx, s.topics...)
+	if err == nil {
+		err = hwms.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the end offsets of %v: %w", s.topics, err)
+	}
+	ends := hwms
+	if s.set.readCommitted {
+		if ends, err = s.adm.ListCommittedOffsets(ctx, s.topics...); err == nil {
+			err = ends.Error()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing the last stable offsets of %v: %w", s.topics, err)
+		}
+	}
+	var group kadm.OffsetResponses
+	if s.set.group != "" {
+		group, err = s.adm.FetchOffsetsForTopics(ctx, s.set.group, s.topics...)
+		if errors.Is(err, kerr.GroupIDNotFound) {
+			err = nil // a new group: nothing committed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fetching the committed offsets of group %q: %w", s.set.group, err)
+		}
+	}
+	s.offsets, s.ends, s.buffered = schemas.Offsets{}, nil, nil
+	if s.stopAtEnd {
+		s.ends = schemas.Offsets{}
+	}
+	assign := map[string]map[int32]kgo.Offset{}
+	for _, topic := range s.topics {
+		src := s.names[topic]
+		assign[topic] = map[int32]kgo.Offset{}
+		for p := range counts[topic] {
+			start, _ := starts.Lookup(topic, p)
+			hwm, _ := hwms.Lookup(topic, p)
+			end, _ := ends.Lookup(topic, p)
+			at, err := s.startAt(from, group, topic, p, start.Offset, hwm.Offset, end.Offset)
+			if err != nil {
+				return nil, err
+			}
+			assign[topic][p] = kgo.NewOffset().At(at)
+			s.offsets.Set(src, p, at)
+			if s.ends != nil {
+				s.ends.Set(src, p, end.Offset)
+			}
+		}
+	}
+	return assign, nil
+}
+
+// startAt returns where partition p of topic starts, given its log start, high watermark and
+// end (last stable offset with read_committed).
+func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic string, p int32, start, hwm, end int64) (int64, error) {
+	if at, ok := from.Get(s.names[topic], p); ok {
+		switch {
+		case at > hwm:
+			return 0, fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but the partition ends at offset %d: the topic was deleted and recreated, or lost records; give the pipeline a new options.name to start over", topic, p, at, hwm)
+		case at < start:
+			return 0, fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but its oldest record is at offset %d: records %d to %d were deleted (retention) before they were read; give the pipeline a new options.name to start over", topic, p, at, start, at, start-1)
+		}
+		return at, nil
+	}
+	if o, ok := group.Lookup(topic, p); ok && o.Err == nil && o.At >= start && o.At <= hwm {
+		return o.At, nil
+	}
+	switch s.set.reset {
+	case "earliest":
+		return start, nil
+	case "none":
+		return 0, fmt.Errorf("topic %s partition %d has no checkpoint and no committed offset, and auto.offset.reset is none", topic, p)
+	}
+	return end, nil
+}
+
+// Offsets returns the next offset of every partition: where it started, or after the last
+// record Read returned.
+func (s *source) Offsets() schemas.Offsets { return s.offsets.Clone() }
+
+// Read returns the next records of one partition, waiting for some until ctx is done. It
+// returns io.EOF once max_num_records were returned or max_read_time_seconds passed, and with
+// StopAtEnd once every partition reached where it ended at Open.
+func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
+	if s.cl == nil {
+		return nil, fmt.Errorf("%s: read before open", s.what)
+	}
+	for {
+		if s.maxRecords > 0 && s.returned >= s.maxRecords {
+			return nil, io.EOF
+		}
+		if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
+			return nil, io.EOF
+		}
+		if b := s.take(); b != nil {
+			return b, nil
+		}
+		if s.ends != nil && s.atEnd() {
+			return nil, io.EOF
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if !s.deadline.IsZero() {
+			pctx, cancel = context.WithDeadline(ctx, s.deadline)
+		}
+		fs := s.cl.PollRecords(pctx, s.set.maxPoll)
+		cancel()
+		if err := s.fetchError(fs, pctx); err != nil {
+			return nil, err
+		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if len(p.Records) > 0 {
+				s.buffered = append(s.buffered, chunk{topic: p.Topic, partition: p.Partition, recs: p.Records})
+			}
+		})
+	}
+}
+
+// fetchError returns the first error of a poll, other than the end of pctx.
+func (s *source) fetchError(fs kgo.Fetches, pctx context.Context) error {
+	for _, e := range fs.Errors() {
+		switch {
+		case pctx.Err() != nil && (errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded)):
+			continue
+		case errors.Is(e.Err, kgo.ErrClientClosed):
+			return fmt.Errorf("%s: read after close", s.what)
+		case e.Topic == "":
+			return fmt.Errorf("%s: %w", s.what, e.Err)
+		}
+		return fmt.Errorf("%s: reading topic %s partition %d: %w", s.what, e.Topic, e.Partition, e.Err)
+	}
+	return nil
+}
+
+// take returns the next batch from the fetched records: the records of the first buffered
+// chunk, up to what max_num_records leaves, without control records (transaction markers),
+// which only move the partition's offset on.
+func (s *source) take() *schemas.Batch {
+	for len(s.buffered) > 0 {
+		c := &s.buffered[0]
+		src := s.names[c.topic]
+		end, bounded := s.ends.Get(src, c.partition)
+		limit := len(c.recs)
+		if s.maxRecords > 0 {
+			limit = int(min(int64(limit), s.maxRecords-s.returned))
+		}
+		b := &schemas.Batch{Schema: s.format.schema, Raw: make([][]byte, 0, limit),
+			Pos: make([]schemas.Position, 0, limit), Time: make([]time.Time, 0, limit)}
+		next, used := int64(-1), 0
+		for _, r := range c.recs {
+			if bounded && r.Offset >= end {
+				// Past where the partition ended at Open: drop the rest. Everything before
+				// was returned or is not visible (aborted), so the partition is done.
+				used, next = len(c.recs), end
+				break
+			}
+			if !r.Attrs.IsControl() {
+				if len(b.Raw) == limit {
+					break
+				}
+				b.Raw = append(b.Raw, r.Value)
+				b.Pos = append(b.Pos, schemas.Position{Source: src, Partition: c.partition, Offset: r.Offset})
+				b.Time = append(b.Time, r.Timestamp.UTC())
+			}
+			next = r.Offset + 1
+			used++
+		}
+		c.recs = c.recs[used:]
+		if next >= 0 {
+			s.offsets.Set(src, c.partition, next)
+		}
+		if len(c.recs) == 0 {
+			s.buffered[0] = chunk{}
+			s.buffered = s.buffered[1:]
+		}
+		if len(b.Raw) > 0 {
+			s.returned += int64(len(b.Raw))
+			return b
+		}
+		if limit == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// atEnd reports whether every partition reached where it ended at Open.
+func (s *source) atEnd() bool {
+	for src, parts := range s.ends {
+		for p, end := range parts {
+			if next, _ := s.offsets.Get(src, p); next < end {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Decode turns record values into rows on the Main output; values that fail go to the error
+// output, or stop the pipeline at their position when there is none.
+func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
+	if len(b.Raw) == 0 {
+		return nil
+	}
+	dec := s.pool.Get().(valueDecoder)
+	defer s.pool.Put(dec)
+	rows := make([]schemas.Row, len(b.Raw))
+	var errs *schemas.Batch
+	var failed []bool // nil while every value decodes
+	for i, raw := range b.Raw {
+		row, err := dec(raw)
+		if err != nil {
+			if errs, err = s.errOut.Add(errs, b, i, err); err != nil {
+				return err
+			}
+			if failed == nil {
+				failed = make([]bool, len(b.Raw))
+			}
+			failed[i] = true
+			continue
+		}
+		rows[i] = row
+	}
+	out := &schemas.Batch{Schema: s.format.schema, Rows: rows, Pos: b.Pos, Time: b.Time}
+	if failed != nil {
+		out = &schemas.Batch{Schema: s.format.schema}
+		for i, row := range rows {
+			if !failed[i] {
+				out.Rows = append(out.Rows, row)
+				out.Pos = append(out.Pos, b.Pos[i])
+				out.Time = append(out.Time, b.Time[i])
+			}
+		}
+	}
+	if len(out.Rows) > 0 {
+		if err := emit(component.Main, out); err != nil {
+			return err
+		}
+	}
+	return s.errOut.Emit(errs, emit)
+}
+
+// Ack commits the committed offsets of the topics to group.id, when it is set, so that lag
+// tools see the pipeline's progress. The checkpoints stay the truth.
+func (s *source) Ack(ctx context.Context, committed schemas.Offsets) error {
+	if s.set.group == "" || s.adm == nil {
+		return nil
+	}
+	offsets := kadm.Offsets{}
+	for _, topic := range s.topics {
+		for p, next := range committed[s.names[topic]] {
+			offsets.Add(kadm.Offset{Topic: topic, Partition: p, At: next, LeaderEpoch: -1})
+		}
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	resp, err := s.adm.CommitOffsets(ctx, s.set.group, offsets)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: committing offsets to group %q: %w", s.what, s.set.group, err)
+	}
+	return nil
+}
+
+// Close closes the clients; a closed source can be opened again.
+func (s *source) Close() error {
+	if s.cl != nil {
+		s.cl.Close()
+		s.cl = nil
+	}
+	if s.admin != nil {
+		s.admin.Close()
+		s.admin, s.adm = nil, nil
+	}
+	s.buffered = nil
+	return nil
+}

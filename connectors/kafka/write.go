@@ -1,0 +1,218 @@
+package kafka
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// rowEncoder appends the record value of row, aligned with s, to dst. null is set for a
+// value that is null (a tombstone). One goroutine uses it at a time.
+type rowEncoder func(dst []byte, s *schemas.Schema, row schemas.Row) (out []byte, null bool, err error)
+
+// writeFormat is what distinguishes the formats of WriteToKafka.
+type writeFormat struct {
+	// newEncoder returns an encoder for one lane.
+	newEncoder func() rowEncoder
+}
+
+// Transaction timeouts of the exactly-once producer: long enough for an epoch and its commit,
+// within what brokers allow by default (transaction.max.timeout.ms, 15 minutes).
+const (
+	minTxnTimeout = time.Minute
+	maxTxnTimeout = 15 * time.Minute
+)
+
+func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error) {
+	ok := true
+	set := newSettings()
+	if set.bootstrap = parseBootstrap(cfg.BootstrapServers); len(set.bootstrap) == 0 {
+		ctx.Errorf(ctx.KeyPos("bootstrap_servers"), "%s needs bootstrap_servers: host:port pairs separated by commas, or embedded", ctx.Describe())
+		ok = false
+	}
+	if cfg.Topic == "" {
+		ctx.Errorf(ctx.KeyPos("topic"), "%s needs a topic", ctx.Describe())
+		ok = false
+	}
+	if applyProperties(ctx, "producer_config_updates", cfg.ProducerConfigUpdates, producerSide, set) {
+		if err := set.checkProducer(ctx.Options.Delivery != component.AtLeastOnce); err != nil {
+			pos := propertyPos(ctx, "producer_config_updates", "acks")
+			if set.acks == "all" {
+				pos = propertyPos(ctx, "producer_config_updates", "enable.idempotence")
+			}
+			ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
+			ok = false
+		}
+	} else {
+		ok = false
+	}
+	if cfg.Key != nil {
+		ctx.Errorf(ctx.KeyPos("key"), "%s: key is not supported yet: records are written without a key", ctx.Describe())
+		ok = false
+	}
+	for _, key := range []string{"file_descriptor_path", "message_name"} {
+		if component.MappingValue(ctx.Config, key) != nil {
+			ctx.Errorf(ctx.KeyPos(key), "%s: %s is for format PROTO, which sluice does not support", ctx.Describe(), key)
+			ok = false
+		}
+	}
+	format, fok := writeFormatOf(ctx, cfg)
+	if !ok || !fok {
+		return nil, nil
+	}
+	txnTimeout := set.txnTimeout
+	if txnTimeout == 0 {
+		txnTimeout = min(max(minTxnTimeout, 3*ctx.Options.CheckpointInterval+30*time.Second), maxTxnTimeout)
+	}
+	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
+	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
+		input: ctx.Input(), errOut: errOut, txnTimeout: txnTimeout}, nil
+}
+
+func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
+	if cfg.Format != "AVRO" && cfg.Schema != nil {
+		ctx.Errorf(ctx.KeyPos("schema"), "%s: schema is only used with format AVRO; format %s writes the input's fields", ctx.Describe(), cfg.Format)
+		return writeFormat{}, false
+	}
+	switch cfg.Format {
+	case "RAW":
+		ok := true
+		for _, in := range ctx.Inputs {
+			s := in.Schema
+			if s != nil && (len(s.Fields) != 1 || (s.Fields[0].Type.Kind != schemas.Bytes && s.Fields[0].Type.Kind != schemas.String)) {
+				ctx.Errorf(ctx.Pos, "%s with format RAW writes one bytes or string field per record, but its input %q has rows %s", ctx.Describe(), in.Name, s).
+					Detail = "map the rows to a single field first, e.g. MapToFields with fields: {payload: ...}"
+				ok = false
+			}
+		}
+		return writeFormat{newEncoder: func() rowEncoder { return encodeRaw }}, ok
+	case "JSON":
+		return writeFormat{newEncoder: func() rowEncoder {
+			return func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, bool, error) {
+				return schemas.AppendJSON(dst, s, row), false, nil
+			}
+		}}, true
+	}
+	return avroWriteFormat(ctx, cfg)
+}
+
+func encodeRaw(dst []byte, _ *schemas.Schema, row schemas.Row) ([]byte, bool, error) {
+	if len(row) != 1 {
+		return dst, false, fmt.Errorf("format RAW writes rows of one field, not %d", len(row))
+	}
+	switch v := row[0].(type) {
+	case []byte:
+		return append(dst, v...), false, nil
+	case string:
+		return append(dst, v...), false, nil
+	case nil:
+		return dst, true, nil
+	}
+	return dst, false, fmt.Errorf("format RAW writes bytes or strings, not a %s value", goKind(row[0]))
+}
+
+// avroWriteFormat encodes rows with the Avro schema of the config, or one derived from the
+// input, matching the record's fields to the rows' by name.
+func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
+	var codec *avroCodec
+	if cfg.Schema != nil {
+		if codec = avroCodecOf(ctx, cfg.Schema, "AVRO"); codec == nil {
+			return writeFormat{}, false
+		}
+		ok := true
+		for _, in := range ctx.Inputs {
+			if in.Schema == nil {
+				continue
+			}
+			if err := avroFits(in.Schema.Fields, codec.schema.Fields, ""); err != nil {
+				ctx.Errorf(ctx.KeyPos("schema"), "%s: the Avro schema does not fit input %q: %v", ctx.Describe(), in.Name, err)
+				ok = false
+			}
+		}
+		if !ok {
+			return writeFormat{}, false
+		}
+	} else {
+		in := ctx.Input()
+		if in == nil {
+			ctx.Errorf(ctx.KeyPos("format"), "%s: format AVRO needs a schema when the input's is not known", ctx.Describe())
+			return writeFormat{}, false
+		}
+		text, err := avroSchemaFor(in)
+		if err == nil {
+			codec, err = newAvroCodec(text)
+		}
+		if err != nil {
+			ctx.Errorf(ctx.KeyPos("format"), "%s: cannot derive an Avro schema from the input: %v", ctx.Describe(), err).
+				Detail = "give the Avro schema to write as schema"
+			return writeFormat{}, false
+		}
+	}
+	return writeFormat{newEncoder: func() rowEncoder {
+		enc := codec.newEncoder()
+		fieldsOf := map[*schemas.Schema][]int{} // per row schema: Avro field -> row index
+		return func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, bool, error) {
+			fields, ok := fieldsOf[s]
+			if !ok {
+				fields = make([]int, len(codec.root.fields))
+				for i, f := range codec.root.fields {
+					fields[i] = -1
+					if j, ok := s.Index(f.name); ok {
+						fields[i] = j
+					}
+				}
+				fieldsOf[s] = fields
+			}
+			out, err := enc.Append(dst, row, fields)
+			return out, false, err
+		}
+	}}, true
+}
+
+// avroFits checks that rows with fields in can be written with an Avro record of fields out:
+// every input field is in the record with a type that holds its values, and the record's
+// other fields may be null.
+func avroFits(in, out []schemas.Field, path string) error {
+	for _, f := range in {
+		o, ok := fieldNamed(out, f.Name)
+		if !ok {
+			return fmt.Errorf("field %q of the input is not in the Avro record", join(path, f.Name))
+		}
+		if err := avroTypeFits(f.Type, o.Type, join(path, f.Name)); err != nil {
+			return err
+		}
+	}
+	for _, o := range out {
+		if _, ok := fieldNamed(in, o.Name); !ok && !o.Nullable {
+			return fmt.Errorf("the Avro record's field %q is not in the input and cannot be null", join(path, o.Name))
+		}
+	}
+	return nil
+}
+
+func avroTypeFits(in, out schemas.Type, path string) error {
+	switch {
+	case in.Kind == schemas.Any:
+		return nil // checked per value
+	case in.Kind == schemas.Int64 && out.Kind == schemas.Float64:
+		return nil
+	case in.Kind != out.Kind:
+		return fmt.Errorf("field %q holds %s values, but the Avro schema has %s there", path, in, out)
+	case in.Kind == schemas.Struct:
+		return avroFits(in.Fields, out.Fields, path)
+	case (in.Kind == schemas.Array || in.Kind == schemas.Map) && in.Elem != nil && out.Elem != nil:
+		return avroTypeFits(*in.Elem, *out.Elem, path+"[]")
+	}
+	return nil
+}
+
+func fieldNamed(fields []schemas.Field, name string) (schemas.Field, bool) {
+	for _, f := range fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return schemas.Field{}, false
+}
