@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TestCrashKafkaToKafka SIGKILLs a Kafka -> MapToFields -> Kafka pipeline 20 times at random
+// points while 200k records flow into its input topic, on a broker in another process
+// (`sluice dev kafka`), then drains it with --stop-at-end; a read_committed consumer of the
+// output must see every input record exactly once (exactly_once) or at least once
+// (at_least_once).
+func TestCrashKafkaToKafka(t *testing.T) {
+	broker := startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8")
+	for _, delivery := range []string{"exactly_once", "at_least_once"} {
+		t.Run(delivery, func(t *testing.T) { kafkaCrashRun(t, broker.addr, delivery, 200_000) })
+	}
+}
+
+// produceSteadily produces n JSON records to topic over about d, in small bursts, and
+// returns a channel that yields the outcome when it is done.
+func produceSteadily(t *testing.T, addr, topic string, n int, d time.Duration) <-chan error {
+	cl := devClient(t, addr, kgo.ProducerLinger(5*time.Millisecond))
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		const burst = 2000
+		tick := time.NewTicker(d / time.Duration(n/burst))
+		defer tick.Stop()
+		failed := make(chan error, 1) // the first produce error
+		for i := 0; i < n; i++ {
+			if i%burst == 0 {
+				<-tick.C
+			}
+			v := fmt.Sprintf(`{"id": %d, "name": "user-%d", "amount": %d.5}`, i, i%977, i%1000)
+			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: []byte(v)}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					select {
+					case failed <- err:
+					default:
+					}
+				}
+			})
+		}
+		if err := cl.Flush(ctx); err != nil {
+			done <- err
+			return
+		}
+		select {
+		case err := <-failed:
+			done <- err
+		default:
+			done <- nil
+		}
+	}()
+	return done
+}
+
+func kafkaCrashRun(t *testing.T, addr, delivery string, records int) {
+	const wantKills = 20
+	dir := t.TempDir()
+	in, out := "in_"+delivery, "out_"+delivery
+	produced := produceSteadily(t, addr, in, records, 8*time.Second)
+	pipeline := filepath.Join(dir, "p.yaml")
+	writeFile(t, pipeline, fmt.Sprintf(`pipeline:
+  type: chain
+  source:
+    type: ReadFromKafka
+    config:
+      bootstrap_servers: %[1]s
+      topic: %[4]s
+      format: JSON
+      auto_offset_reset_config: earliest
+      schema:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string}
+          amount: {type: number}
+  transforms:
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          doubled: amount * 2
+  sink:
+    type: WriteToKafka
+    config:
+      bootstrap_servers: %[1]s
+      topic: %[2]s
+      format: JSON
+options:
+  name: crash_%[3]s
+  delivery: %[3]s
+  checkpoint_interval: 50ms
+`, addr, out, delivery, in))
+
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	for kill := 1; kill <= wantKills; kill++ {
+		cmd := exec.Command(binary, "run", pipeline)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			t.Fatalf("run %d ended by itself (%v) though its source has no end:\n%s", kill, err, stderr.String())
+		case <-time.After(time.Duration(50+rng.IntN(400)) * time.Millisecond):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		}
+	}
+	before := countIDs(t, addr, out)
+	if len(before) == 0 {
+		t.Fatal("the killed runs committed nothing: the kills did not hit a running pipeline")
+	}
+	if err := <-produced; err != nil {
+		t.Fatalf("producing the input: %v", err)
+	}
+	if res, err := exec.Command(binary, "run", pipeline, "--stop-at-end").CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, res)
+	}
+	seen := countIDs(t, addr, out)
+	missing, dups := 0, 0
+	for id := range int64(records) {
+		switch n := seen[id]; {
+		case n == 0:
+			missing++
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	t.Logf("%s: %d kills, %d input records, %d committed by the killed runs, %d output records checked, %d duplicates",
+		delivery, wantKills, records, len(before), records+dups-missing, dups)
+	if missing > 0 {
+		t.Fatalf("%d records missing", missing)
+	}
+	if delivery == "exactly_once" && dups > 0 {
+		t.Fatalf("exactly_once delivered %d duplicates", dups)
+	}
+}
+
+// countIDs reads topic from the start with read_committed until it has been quiet for a
+// second, and counts each record's id (checking the mapped field on the way).
+func countIDs(t *testing.T, addr, topic string) map[int64]int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := devClient(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	seen := map[int64]int{}
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		fs := cl.PollFetches(pctx)
+		pcancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			var v struct {
+				ID      int64   `json:"id"`
+				Amount  float64 `json:"amount"`
+				Doubled float64 `json:"doubled"`
+			}
+			if err := json.Unmarshal(r.Value, &v); err != nil || v.Doubled != 2*v.Amount {
+				t.Fatalf("output record %s: %v", r.Value, err)
+			}
+			seen[v.ID]++
+			n++
+		})
+		if n == 0 {
+			if ctx.Err() != nil {
+				t.Fatal("reading the output took over 2 minutes")
+			}
+			return seen
+		}
+	}
+}
