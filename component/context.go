@@ -38,6 +38,9 @@ type Context struct {
 	Config  *yaml.Node
 	Inputs  []Input
 	Options Options
+	// Exprs compiles expressions for connectors that take one (WriteToKafka's key), so
+	// that connectors need not import the transforms.
+	Exprs Expressions
 
 	outputs []Output
 	trigger time.Duration
@@ -50,6 +53,17 @@ func (c *Context) SetTrigger(d time.Duration) { c.trigger = d }
 
 // Trigger returns the interval set by SetTrigger, or 0.
 func (c *Context) Trigger() time.Duration { return c.trigger }
+
+// Expressions compiles expressions against a schema.
+type Expressions interface {
+	// Compile compiles e (in language, "" for the default) against rows of in and returns
+	// a function that evaluates it and the type of its result. A compile error is a
+	// diagnostic positioned inside e.
+	Compile(e Expr, in *schemas.Schema, language string) (RowFunc, schemas.Type, error)
+}
+
+// RowFunc evaluates a compiled expression on one row. It is safe for concurrent use.
+type RowFunc func(row schemas.Row) (any, error)
 
 // Input returns the schema of the first input, or nil for a component without inputs.
 func (c *Context) Input() *schemas.Schema {
