@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,10 +21,16 @@ import (
 // (`sluice dev kafka`), then drains it with --stop-at-end; a read_committed consumer of the
 // output must see every input record exactly once (exactly_once) or at least once
 // (at_least_once).
+//
+// With SLUICE_TEST_KAFKA=host:port it runs against that broker instead (topics are created on
+// first use there, with the broker's default partition count).
 func TestCrashKafkaToKafka(t *testing.T) {
-	broker := startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8")
+	addr := os.Getenv("SLUICE_TEST_KAFKA")
+	if addr == "" {
+		addr = startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8").addr
+	}
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
-		t.Run(delivery, func(t *testing.T) { kafkaCrashRun(t, broker.addr, delivery, 200_000) })
+		t.Run(delivery, func(t *testing.T) { kafkaCrashRun(t, addr, delivery, 200_000) })
 	}
 }
 
@@ -70,7 +77,11 @@ func produceSteadily(t *testing.T, addr, topic string, n int, d time.Duration) <
 func kafkaCrashRun(t *testing.T, addr, delivery string, records int) {
 	const wantKills = 20
 	dir := t.TempDir()
-	in, out := "in_"+delivery, "out_"+delivery
+	run := fmt.Sprintf("%s_%d", delivery, time.Now().UnixNano()) // fresh topics on a shared broker
+	in, out := "in_"+delivery, "out_"+run
+	if os.Getenv("SLUICE_TEST_KAFKA") != "" {
+		in = "in_" + run
+	}
 	produced := produceSteadily(t, addr, in, records, 8*time.Second)
 	pipeline := filepath.Join(dir, "p.yaml")
 	writeFile(t, pipeline, fmt.Sprintf(`pipeline:
@@ -101,10 +112,10 @@ func kafkaCrashRun(t *testing.T, addr, delivery string, records int) {
       topic: %[2]s
       format: JSON
 options:
-  name: crash_%[3]s
+  name: crash_%[5]s
   delivery: %[3]s
   checkpoint_interval: 50ms
-`, addr, out, delivery, in))
+`, addr, out, delivery, in, run))
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
 	for kill := 1; kill <= wantKills; kill++ {
