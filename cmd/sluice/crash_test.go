@@ -3,13 +3,12 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math/rand/v2"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,42 +66,18 @@ options:
   lanes: 3
 `, in, filepath.Join(dir, "out"), delivery))
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	kills, finished := 0, false
-	for kills < wantKills {
-		cmd := exec.Command(binary, "run", pipeline)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+	committed := func() int {
+		lines, err := files.ReadCommitted(filepath.Join(dir, "out"))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run %d failed before it was killed: %v\n%s", kills+1, err, stderr.String())
-			}
-			finished = true
-		case <-time.After(time.Duration(5+rng.IntN(75)) * time.Millisecond):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-		}
-		if finished {
-			break
-		}
+		return len(lines)
 	}
-	if kills < wantKills {
+	kills, finished := killer{pipeline: pipeline, minDelay: 5 * time.Millisecond, spread: 75 * time.Millisecond, progress: committed}.run(t, wantKills)
+	if finished {
 		t.Fatalf("the pipeline finished after %d kills; the test needs %d kills while it runs: give it more input", kills, wantKills)
 	}
-	before, err := files.ReadCommitted(filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(before) == 0 {
-		t.Fatal("the killed runs committed nothing: the kills did not hit a running pipeline")
-	}
+	before := committed()
 	out, err := exec.Command(binary, "run", pipeline).CombinedOutput()
 	if err != nil {
 		t.Fatalf("final run: %v\n%s", err, out)
@@ -143,7 +118,7 @@ options:
 		}
 	}
 	t.Logf("%s: %d kills, %d input records, %d rows committed by the killed runs, %d output rows checked, %d duplicates",
-		delivery, kills, len(ids), len(before), len(lines), dups)
+		delivery, kills, len(ids), before, len(lines), dups)
 	if missing > 0 || unexpected > 0 {
 		t.Fatalf("%d records missing, %d filtered records present", missing, unexpected)
 	}

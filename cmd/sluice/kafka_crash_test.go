@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -117,28 +114,12 @@ options:
   checkpoint_interval: 50ms
 `, addr, out, delivery, in, run))
 
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	for kill := 1; kill <= wantKills; kill++ {
-		cmd := exec.Command(binary, "run", pipeline)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			t.Fatalf("run %d ended by itself (%v) though its source has no end:\n%s", kill, err, stderr.String())
-		case <-time.After(time.Duration(50+rng.IntN(400)) * time.Millisecond):
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		}
+	kills, finished := killer{pipeline: pipeline, minDelay: 50 * time.Millisecond, spread: 400 * time.Millisecond,
+		progress: func() int { return len(countIDs(t, addr, out)) }}.run(t, wantKills)
+	if finished {
+		t.Fatalf("run %d ended by itself though its source has no end", kills+1)
 	}
 	before := countIDs(t, addr, out)
-	if len(before) == 0 {
-		t.Fatal("the killed runs committed nothing: the kills did not hit a running pipeline")
-	}
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
@@ -156,7 +137,7 @@ options:
 		}
 	}
 	t.Logf("%s: %d kills, %d input records, %d committed by the killed runs, %d output records checked, %d duplicates",
-		delivery, wantKills, records, len(before), records+dups-missing, dups)
+		delivery, kills, records, len(before), records+dups-missing, dups)
 	if missing > 0 {
 		t.Fatalf("%d records missing", missing)
 	}

@@ -50,11 +50,33 @@ type avroType struct {
 	size            int         // fixed
 	scale           int         // decimal
 	path            string      // where the type is in the schema, for messages
+
+	// Reading values written with another schema (avro_resolve.go).
+	width       int           // record: the number of fields of the reader's record
+	defaults    []avroDefault // record: the reader's fields the writer's record lacks
+	toFloat     bool          // int or long: read as a float64 (promoted to float or double)
+	nullBad     bool          // a null the writer wrote where the reader allows none is an error
+	unknown     []string      // enum: the writer's symbols the reader lacks ("" where it has them)
+	enumDefault string        // enum: the reader's default symbol, if any
 }
 
+// avroField is a field of a record. dst is where its value goes in the reader's row (its index
+// in the record, or -1 for a writer's field the reader does not have: read and dropped).
 type avroField struct {
-	name string
-	t    *avroType
+	name    string
+	t       *avroType
+	dst     int
+	aliases []string
+	def     any   // the default as a row value, when hasDef
+	hasDef  bool  // the field has a default that sluice could convert
+	defErr  error // why the field's default cannot be used, if it has one
+}
+
+// avroDefault is a reader's field filled with its default.
+type avroDefault struct {
+	dst   int
+	name  string
+	value any
 }
 
 // avroCodec reads and writes the Avro binary encoding of one record schema as rows of the
@@ -109,7 +131,7 @@ func compileAvro(s avro.Schema, path string) (*avroType, error) {
 	case *avro.PrimitiveSchema:
 		return compilePrimitive(x, path)
 	case *avro.EnumSchema:
-		return &avroType{kind: avroEnum, symbols: x.Symbols(), path: path}, nil
+		return &avroType{kind: avroEnum, symbols: x.Symbols(), enumDefault: x.Default(), path: path}, nil
 	case *avro.FixedSchema:
 		if d, ok := x.Logical().(*avro.DecimalLogicalSchema); ok {
 			return &avroType{kind: avroDecimalFixed, size: x.Size(), scale: d.Scale(), path: path}, nil
@@ -122,13 +144,18 @@ func compileAvro(s avro.Schema, path string) (*avroType, error) {
 		elem, err := compileAvro(x.Values(), join(path, "*"))
 		return &avroType{kind: avroMap, elem: elem, path: path}, err
 	case *avro.RecordSchema:
-		t := &avroType{kind: avroRecord, path: path}
-		for _, f := range x.Fields() {
+		t := &avroType{kind: avroRecord, path: path, width: len(x.Fields())}
+		for i, f := range x.Fields() {
 			ft, err := compileAvro(f.Type(), join(path, f.Name()))
 			if err != nil {
 				return nil, err
 			}
-			t.fields = append(t.fields, avroField{name: f.Name(), t: ft})
+			af := avroField{name: f.Name(), t: ft, dst: i, aliases: f.Aliases()}
+			if f.HasDefault() {
+				af.def, af.defErr = defaultValue(ft, f.Default())
+				af.hasDef = af.defErr == nil
+			}
+			t.fields = append(t.fields, af)
 		}
 		return t, nil
 	}
@@ -195,17 +222,29 @@ func (c *avroCodec) newDecoder() *avroDecoder {
 
 // Decode decodes one binary-encoded record into a row.
 func (d *avroDecoder) Decode(data []byte) (schemas.Row, error) {
-	if len(data) == 0 && len(d.c.root.fields) > 0 {
+	return d.decodeAs(d.c.root, data)
+}
+
+// decodeAs decodes one record written with root, a record type of the codec's schema or one
+// resolved from a writer's schema to it (resolveAvro), into a row of the codec's schema.
+func (d *avroDecoder) decodeAs(root *avroType, data []byte) (schemas.Row, error) {
+	if len(data) == 0 && len(root.fields) > 0 {
 		return nil, errors.New("avro: the record value is empty")
 	}
 	d.r.Reset(data)
 	d.r.Error, d.e, d.n = nil, nil, len(data)
-	row := make(schemas.Row, len(d.c.root.fields))
-	for i, f := range d.c.root.fields {
-		row[i] = d.value(f.t)
+	row := make(schemas.Row, root.width)
+	for _, f := range root.fields {
+		v := d.value(f.t)
 		if err := d.err(); err != nil {
 			return nil, err
 		}
+		if f.dst >= 0 {
+			row[f.dst] = v
+		}
+	}
+	for _, def := range root.defaults {
+		row[def.dst] = def.value
 	}
 	// The reader has no exported position: a byte past the end means the record is longer
 	// than the schema says.
@@ -242,6 +281,9 @@ func (d *avroDecoder) value(t *avroType) any {
 	if t.nullable {
 		switch idx := d.r.ReadLong(); idx {
 		case t.nullIdx:
+			if t.nullBad {
+				d.fail(t, "the writer's schema wrote null, which the reader's schema does not allow here")
+			}
 			return nil
 		case t.valIdx:
 		default:
@@ -254,8 +296,14 @@ func (d *avroDecoder) value(t *avroType) any {
 	case avroBool:
 		return r.ReadBool()
 	case avroInt:
+		if t.toFloat {
+			return float64(r.ReadInt())
+		}
 		return int64(r.ReadInt())
 	case avroLong:
+		if t.toFloat {
+			return float64(r.ReadLong())
+		}
 		return r.ReadLong()
 	case avroFloat:
 		return float64(r.ReadFloat())
@@ -269,6 +317,10 @@ func (d *avroDecoder) value(t *avroType) any {
 		i := r.ReadInt()
 		if i < 0 || int(i) >= len(t.symbols) {
 			d.fail(t, "enum index %d is out of range", i)
+			return nil
+		}
+		if t.unknown != nil && t.unknown[i] != "" {
+			d.fail(t, "the writer's enum symbol %q is not a symbol of the reader's enum, which has no default", t.unknown[i])
 			return nil
 		}
 		return t.symbols[i]
@@ -293,9 +345,14 @@ func (d *avroDecoder) value(t *avroType) any {
 	case avroMap:
 		return d.mapValue(t)
 	case avroRecord:
-		m := make(map[string]any, len(t.fields))
+		m := make(map[string]any, t.width)
 		for _, f := range t.fields {
-			m[f.name] = d.value(f.t)
+			if v := d.value(f.t); f.dst >= 0 {
+				m[f.name] = v
+			}
+		}
+		for _, def := range t.defaults {
+			m[def.name] = def.value
 		}
 		return m
 	}

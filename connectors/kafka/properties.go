@@ -1,7 +1,10 @@
 package kafka
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -46,12 +49,19 @@ type settings struct {
 	produce     []kgo.Opt // batching, lingering, compression, timeouts
 	compression string
 
+	// Schema registry (the Confluent serializers' properties).
+	registryAuth string // user:password for basic auth; a secret
+	lookupOnly   bool   // auto.register.schemas=false: look the writer's schema up, never register it
+
 	// ignored lists the properties given that sluice does not use, in order.
 	ignored []string
+	// origin holds, for every property given, the config key it came from (for positions of
+	// problems found after all of them were read).
+	origin map[string]string
 }
 
 func newSettings() *settings {
-	return &settings{readCommitted: true, maxPoll: defaultMaxPoll, autoCreate: true, acks: "all"}
+	return &settings{readCommitted: true, maxPoll: defaultMaxPoll, autoCreate: true, acks: "all", origin: map[string]string{}}
 }
 
 // defaultMaxPoll is the most records one Read returns unless max.poll.records says otherwise.
@@ -61,38 +71,40 @@ const defaultMaxPoll = 1000
 type property struct {
 	side  side
 	apply func(s *settings, v string) error
+	// secret marks a value that is never repeated: its apply's errors must not contain it.
+	secret bool
 }
 
 // ignoredProperty is a property sluice accepts and does not need: the connector does what it
 // asks for in its own way.
 func ignoredProperty(sd side) property {
-	return property{sd, func(s *settings, _ string) error { return nil }}
+	return property{side: sd, apply: func(s *settings, _ string) error { return nil }}
 }
 
 // properties are the Java properties sluice understands. docs/kafka.md lists each of them (a
 // test holds it).
 var properties = map[string]property{
-	"group.id": {consumerSide, func(s *settings, v string) error { s.group = v; return nil }},
-	"auto.offset.reset": {consumerSide, func(s *settings, v string) error {
+	"group.id": {side: consumerSide, apply: func(s *settings, v string) error { s.group = v; return nil }},
+	"auto.offset.reset": {side: consumerSide, apply: func(s *settings, v string) error {
 		return oneOf(&s.reset, v, "earliest", "latest", "none")
 	}},
-	"isolation.level": {consumerSide, func(s *settings, v string) error {
+	"isolation.level": {side: consumerSide, apply: func(s *settings, v string) error {
 		var level string
 		err := oneOf(&level, v, "read_committed", "read_uncommitted")
 		s.readCommitted = level == "read_committed"
 		return err
 	}},
-	"max.poll.records": {consumerSide, func(s *settings, v string) error {
+	"max.poll.records": {side: consumerSide, apply: func(s *settings, v string) error {
 		n, err := positive(v, 1<<20)
 		s.maxPoll = int(n)
 		return err
 	}},
-	"fetch.max.bytes":           {consumerSide, int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMaxBytes(n)) })},
-	"max.partition.fetch.bytes": {consumerSide, int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMaxPartitionBytes(n)) })},
-	"fetch.min.bytes":           {consumerSide, int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMinBytes(n)) })},
-	"fetch.max.wait.ms":         {consumerSide, msOpt(func(s *settings, d time.Duration) { s.fetch = append(s.fetch, kgo.FetchMaxWait(d)) })},
-	"session.timeout.ms":        {consumerSide, msOpt(func(s *settings, d time.Duration) { s.session = d })},
-	"allow.auto.create.topics": {consumerSide, func(s *settings, v string) error {
+	"fetch.max.bytes":           {side: consumerSide, apply: int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMaxBytes(n)) })},
+	"max.partition.fetch.bytes": {side: consumerSide, apply: int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMaxPartitionBytes(n)) })},
+	"fetch.min.bytes":           {side: consumerSide, apply: int32Opt(func(s *settings, n int32) { s.fetch = append(s.fetch, kgo.FetchMinBytes(n)) })},
+	"fetch.max.wait.ms":         {side: consumerSide, apply: msOpt(func(s *settings, d time.Duration) { s.fetch = append(s.fetch, kgo.FetchMaxWait(d)) })},
+	"session.timeout.ms":        {side: consumerSide, apply: msOpt(func(s *settings, d time.Duration) { s.session = d })},
+	"allow.auto.create.topics": {side: consumerSide, apply: func(s *settings, v string) error {
 		return boolean(&s.autoCreate, v)
 	}},
 	"enable.auto.commit":      ignoredProperty(consumerSide),
@@ -100,68 +112,97 @@ var properties = map[string]property{
 	"key.deserializer":        ignoredProperty(consumerSide),
 	"value.deserializer":      ignoredProperty(consumerSide),
 
-	"client.id":         {bothSides, func(s *settings, v string) error { s.clientID = v; return nil }},
+	"client.id":         {side: bothSides, apply: func(s *settings, v string) error { s.clientID = v; return nil }},
 	"bootstrap.servers": ignoredProperty(bothSides),
-	"security.protocol": {bothSides, func(s *settings, v string) error {
+	"security.protocol": {side: bothSides, apply: func(s *settings, v string) error {
 		if !strings.EqualFold(v, "PLAINTEXT") {
 			return fmt.Errorf("%q is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)", v)
 		}
 		return nil
 	}},
 
-	"batch.size": {producerSide, int32Opt(func(s *settings, n int32) { s.produce = append(s.produce, kgo.ProducerBatchMaxBytes(n)) })},
-	"linger.ms": {producerSide, func(s *settings, v string) error {
+	"batch.size": {side: producerSide, apply: int32Opt(func(s *settings, n int32) { s.produce = append(s.produce, kgo.ProducerBatchMaxBytes(n)) })},
+	"linger.ms": {side: producerSide, apply: func(s *settings, v string) error {
 		n, err := nonNegative(v, 1<<31-1)
 		s.produce = append(s.produce, kgo.ProducerLinger(time.Duration(n)*time.Millisecond))
 		return err
 	}},
-	"compression.type": {producerSide, func(s *settings, v string) error {
+	"compression.type": {side: producerSide, apply: func(s *settings, v string) error {
 		return oneOf(&s.compression, v, "none", "gzip", "snappy", "lz4", "zstd")
 	}},
-	"acks": {producerSide, func(s *settings, v string) error {
+	"acks": {side: producerSide, apply: func(s *settings, v string) error {
 		if v == "-1" {
 			v = "all"
 		}
 		return oneOf(&s.acks, v, "all", "1", "0")
 	}},
-	"enable.idempotence": {producerSide, func(s *settings, v string) error {
+	"enable.idempotence": {side: producerSide, apply: func(s *settings, v string) error {
 		var b bool
 		err := boolean(&b, v)
 		s.idempotent = &b
 		return err
 	}},
-	"transactional.id":       {producerSide, func(s *settings, v string) error { s.txnID = v; return nil }},
-	"transaction.timeout.ms": {producerSide, msOpt(func(s *settings, d time.Duration) { s.txnTimeout = d })},
-	"delivery.timeout.ms": {producerSide, msOpt(func(s *settings, d time.Duration) {
+	"transactional.id":       {side: producerSide, apply: func(s *settings, v string) error { s.txnID = v; return nil }},
+	"transaction.timeout.ms": {side: producerSide, apply: msOpt(func(s *settings, d time.Duration) { s.txnTimeout = d })},
+	"delivery.timeout.ms": {side: producerSide, apply: msOpt(func(s *settings, d time.Duration) {
 		s.produce = append(s.produce, kgo.RecordDeliveryTimeout(d))
 	})},
 	"key.serializer":   ignoredProperty(producerSide),
 	"value.serializer": ignoredProperty(producerSide),
+
+	"basic.auth.user.info":                 {side: bothSides, apply: setRegistryAuth, secret: true},
+	"schema.registry.basic.auth.user.info": {side: bothSides, apply: setRegistryAuth, secret: true},
+	"basic.auth.credentials.source": {side: bothSides, apply: func(s *settings, v string) error {
+		var source string
+		return oneOf(&source, v, "USER_INFO", "URL")
+	}},
+	"auto.register.schemas": {side: producerSide, apply: func(s *settings, v string) error {
+		var auto bool
+		err := boolean(&auto, v)
+		s.lookupOnly = !auto
+		return err
+	}},
 }
 
-// unsupportedPrefixes are property families that sluice cannot honour yet and must not
-// ignore: connecting without them would fail later with a confusing error, or not be secure.
+// setRegistryAuth sets the schema registry's basic auth credentials, user:password.
+func setRegistryAuth(s *settings, v string) error {
+	if !strings.Contains(v, ":") {
+		return errors.New("must be user:password (the value is not shown)")
+	}
+	s.registryAuth = v
+	return nil
+}
+
+// unsupportedPrefixes are property families whose unknown members sluice must not ignore:
+// connecting without them would fail later with a confusing error, or not be secure.
 var unsupportedPrefixes = []string{"sasl.", "ssl."}
 
 // applyProperties applies the properties of config key (a mapping of Java properties) for the
-// given side to s, reporting a bad value at its position. Unknown properties are recorded in
-// s.ignored.
+// given side to s, reporting a bad value at its position. Values may hold ${env:NAME}, read
+// from the environment now. Secret values, and values from the environment, are never
+// repeated in messages. Unknown properties are recorded in s.ignored.
 func applyProperties(ctx *component.Context, key string, props map[string]string, sd side, s *settings) bool {
 	node := component.MappingValue(ctx.Config, key)
 	ok := true
 	for _, name := range propertyOrder(node, props) {
-		value := props[name]
 		pos := propertyPos(ctx, key, name)
 		p, known := properties[name]
 		switch {
 		case known && p.side&sd != 0:
-			if err := p.apply(s, strings.TrimSpace(value)); err != nil {
+			value, vars, err := expandEnv(strings.TrimSpace(props[name]))
+			if err == nil {
+				s.origin[name] = key
+				if err = p.apply(s, value); err != nil && (p.secret || len(vars) > 0) {
+					err = redacted(err, vars)
+				}
+			}
+			if err != nil {
 				ctx.Errorf(pos, "%s: %s %q: %v", ctx.Describe(), key, name, err)
 				ok = false
 			}
 		case hasUnsupportedPrefix(name):
 			// The value may be a secret: never repeat it.
-			ctx.Errorf(pos, "%s: %s %q is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)", ctx.Describe(), key, name)
+			ctx.Errorf(pos, "%s: %s %q is not supported: see docs/kafka.md for the security properties sluice understands", ctx.Describe(), key, name)
 			ok = false
 		default:
 			s.ignored = append(s.ignored, name)
@@ -176,6 +217,64 @@ func propertyPos(ctx *component.Context, key, name string) diag.Pos {
 		return ctx.At(v)
 	}
 	return ctx.KeyPos(key)
+}
+
+// settingPos returns the position of property name where it was given (the config key it
+// came from last), or of key when it was not given.
+func settingPos(ctx *component.Context, s *settings, key, name string) diag.Pos {
+	if from, ok := s.origin[name]; ok {
+		return propertyPos(ctx, from, name)
+	}
+	return ctx.KeyPos(key)
+}
+
+// envRef is a reference to an environment variable in a value: ${env:NAME}.
+var envRef = regexp.MustCompile(`\$\{env:([^}]*)\}`)
+
+// expandEnv replaces every ${env:NAME} in v with the variable's value and returns the names it
+// replaced. A variable that is not set, or a bad name, is an error that names it (names are
+// not secret; values may be).
+func expandEnv(v string) (string, []string, error) {
+	if !strings.Contains(v, "${env:") {
+		return v, nil, nil
+	}
+	var vars []string
+	var err error
+	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		name := envRef.FindStringSubmatch(ref)[1]
+		vars = append(vars, name)
+		value, ok := os.LookupEnv(name)
+		if !ok && err == nil {
+			err = fmt.Errorf("environment variable %s is not set", name)
+		}
+		return value
+	})
+	return out, vars, err
+}
+
+// valueError is an invalid property value: what the value must be, and what it is.
+type valueError struct {
+	want string
+	got  string
+}
+
+func (e *valueError) Error() string { return fmt.Sprintf("must be %s, not %q", e.want, e.got) }
+
+// redacted returns err for a value that must not be repeated: what a value must be, without
+// the value. vars are the environment variables the value came from.
+func redacted(err error, vars []string) error {
+	from := ""
+	if len(vars) > 0 {
+		from = " from ${env:" + strings.Join(vars, "}, ${env:") + "}"
+	}
+	var ve *valueError
+	if errors.As(err, &ve) {
+		return fmt.Errorf("must be %s (the value%s is not shown)", ve.want, from)
+	}
+	if from != "" {
+		return fmt.Errorf("the value%s is not valid (it is not shown)", from)
+	}
+	return err // a secret property's own message, which never holds its value
 }
 
 // propertyOrder returns the names of props in the order the file lists them, so that problems
@@ -216,7 +315,7 @@ func oneOf(dst *string, v string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("must be one of %s, not %q", strings.Join(allowed, ", "), v)
+	return &valueError{"one of " + strings.Join(allowed, ", "), v}
 }
 
 func boolean(dst *bool, v string) error {
@@ -226,7 +325,7 @@ func boolean(dst *bool, v string) error {
 	case "false":
 		*dst = false
 	default:
-		return fmt.Errorf("must be true or false, not %q", v)
+		return &valueError{"true or false", v}
 	}
 	return nil
 }
@@ -234,7 +333,7 @@ func boolean(dst *bool, v string) error {
 func nonNegative(v string, maxValue int64) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 || n > maxValue {
-		return 0, fmt.Errorf("must be an integer from 0 to %d, not %q", maxValue, v)
+		return 0, &valueError{fmt.Sprintf("an integer from 0 to %d", maxValue), v}
 	}
 	return n, nil
 }
@@ -242,7 +341,7 @@ func nonNegative(v string, maxValue int64) (int64, error) {
 func positive(v string, maxValue int64) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n <= 0 || n > maxValue {
-		return 0, fmt.Errorf("must be an integer from 1 to %d, not %q", maxValue, v)
+		return 0, &valueError{fmt.Sprintf("an integer from 1 to %d", maxValue), v}
 	}
 	return n, nil
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// killer runs a pipeline again and again and SIGKILLs each run at a random point.
+type killer struct {
+	pipeline string
+	// minDelay and spread bound the time from a run's start to its kill.
+	minDelay, spread time.Duration
+	// progress reports how many records the runs have committed so far.
+	progress func() int
+}
+
+// run kills the pipeline at least kills times, and, since a loaded machine may start the
+// process too slowly for short delays to reach a commit, keeps going with longer delays
+// until some runs committed something (up to 3 times as many kills). It returns the number
+// of kills, and whether a run finished by itself first.
+func (k killer) run(t *testing.T, kills int) (int, bool) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(kills)))
+	spread := k.spread
+	n := 0
+	for n < kills || (k.progress() == 0 && n < 3*kills) {
+		if n >= kills {
+			spread *= 2 // nothing committed yet: give the runs longer
+		}
+		cmd := exec.Command(binary, "run", k.pipeline)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d failed before it was killed: %v\n%s", n+1, err, stderr.String())
+			}
+			return n, true
+		case <-time.After(k.minDelay + time.Duration(rng.Int64N(int64(spread)))):
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			n++
+		}
+	}
+	if k.progress() == 0 {
+		t.Fatalf("after %d kills the killed runs have committed nothing: the kills did not hit a running pipeline", n)
+	}
+	return n, false
+}

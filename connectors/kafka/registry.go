@@ -1,0 +1,200 @@
+package kafka
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/sr"
+)
+
+// The Confluent wire format: a value starts with the magic byte 0 and the schema's id in the
+// registry as a 4-byte big-endian integer, then the encoded value.
+const (
+	wireMagic     = 0
+	wireHeaderLen = 5
+)
+
+// errWireHeader is the decode error of a value that is not in the Confluent wire format.
+var errWireHeader = errors.New("the value is not in the Confluent wire format: it does not start with the magic byte 0 and a 4-byte schema id")
+
+// splitWire returns the schema id of a value in the Confluent wire format and the encoded value
+// after its header.
+func splitWire(v []byte) (int, []byte, error) {
+	if len(v) < wireHeaderLen || v[0] != wireMagic {
+		return 0, nil, errWireHeader
+	}
+	return int(binary.BigEndian.Uint32(v[1:wireHeaderLen])), v[wireHeaderLen:], nil
+}
+
+// wireHeader returns the header of values written with schema id.
+func wireHeader(id int) []byte {
+	return binary.BigEndian.AppendUint32([]byte{wireMagic}, uint32(id))
+}
+
+// schemaRegistry is a client of a Confluent schema registry (franz-go's pkg/sr). Credentials
+// come from the URL's user info or from basic.auth.user.info; they are sent as basic auth and
+// never appear in messages: shown is the URLs without them.
+type schemaRegistry struct {
+	cl    *sr.Client
+	tr    *http.Transport
+	shown string
+}
+
+// registryTimeout bounds one request to the registry.
+const registryTimeout = 10 * time.Second
+
+// registryAttempts is how often a registry request that failed for a reason other than a
+// definite answer (an unreachable registry, a server error) is tried.
+var registryAttempts = 3
+
+// errRegistryUnavailable marks failures of the registry itself (unreachable, a server error,
+// credentials refused): they stop the pipeline instead of failing one record.
+var errRegistryUnavailable = errors.New("the schema registry is unavailable")
+
+// newSchemaRegistry returns a client of the registries at urls (comma-separated http or https
+// URLs, possibly with user info); userInfo ("user:password", from basic.auth.user.info)
+// overrides the URLs' credentials. Its errors never repeat a credential.
+func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
+	var clean, shown []string
+	var user, pass string
+	for _, raw := range strings.Split(urls, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%q is not an http or https URL", redactURL(raw))
+		}
+		if u.User != nil {
+			p, _ := u.User.Password()
+			if user != "" && (user != u.User.Username() || pass != p) {
+				return nil, errors.New("the URLs carry different credentials")
+			}
+			user, pass = u.User.Username(), p
+			u.User = nil
+		}
+		clean, shown = append(clean, u.String()), append(shown, u.String())
+	}
+	if len(clean) == 0 {
+		return nil, errors.New("no URL given")
+	}
+	if userInfo != "" {
+		var ok bool
+		if user, pass, ok = strings.Cut(userInfo, ":"); !ok {
+			return nil, errors.New("basic.auth.user.info must be user:password")
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	opts := []sr.ClientOpt{sr.URLs(clean...), sr.HTTPClient(&http.Client{Transport: tr, Timeout: registryTimeout}), sr.UserAgent("sluice")}
+	if user != "" || pass != "" {
+		opts = append(opts, sr.BasicAuth(user, pass))
+	}
+	cl, err := sr.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry client: %w", err)
+	}
+	return &schemaRegistry{cl: cl, tr: tr, shown: strings.Join(shown, ",")}, nil
+}
+
+// redactURL removes the user info from a URL-like text that may not parse.
+func redactURL(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return s
+	}
+	host, path, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndex(host, "@"); i >= 0 {
+		host = "***@" + host[i+1:]
+	}
+	if path != "" || strings.HasSuffix(rest, "/") {
+		return scheme + "://" + host + "/" + path
+	}
+	return scheme + "://" + host
+}
+
+// close drops the idle connections of the client.
+func (g *schemaRegistry) close() { g.tr.CloseIdleConnections() }
+
+// notFound reports whether err is the registry's answer that what was asked for does not exist.
+func notFound(err error) bool {
+	var re *sr.ResponseError
+	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
+}
+
+// do runs a request, trying again after failures that are not a definite answer; those that
+// remain wrap errRegistryUnavailable.
+func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx context.Context) error) error {
+	var err error
+	for attempt := range registryAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%s from the schema registry at %s: %w", what, g.shown, ctx.Err())
+			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+			}
+		}
+		if err = req(ctx); err == nil {
+			return nil
+		}
+		var re *sr.ResponseError
+		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusUnauthorized &&
+			re.StatusCode != http.StatusForbidden && re.StatusCode != http.StatusTooManyRequests {
+			return fmt.Errorf("%s from the schema registry at %s: %w", what, g.shown, err)
+		}
+	}
+	return fmt.Errorf("%s from the schema registry at %s: %w: %w", what, g.shown, errRegistryUnavailable, err)
+}
+
+// byID returns the schema with the given id.
+func (g *schemaRegistry) byID(ctx context.Context, id int) (sr.Schema, error) {
+	var s sr.Schema
+	err := g.do(ctx, fmt.Sprintf("fetching schema id %d", id), func(ctx context.Context) error {
+		var err error
+		s, err = g.cl.SchemaByID(ctx, id)
+		return err
+	})
+	return s, err
+}
+
+// latest returns the latest version of subject.
+func (g *schemaRegistry) latest(ctx context.Context, subject string) (sr.SubjectSchema, error) {
+	var s sr.SubjectSchema
+	err := g.do(ctx, fmt.Sprintf("fetching the latest schema of subject %q", subject), func(ctx context.Context) error {
+		var err error
+		s, err = g.cl.SchemaByVersion(ctx, subject, -1)
+		return err
+	})
+	return s, err
+}
+
+// register registers schema under subject (the registry returns the id it already has for the
+// same schema), or with lookupOnly only looks it up, and returns its id.
+func (g *schemaRegistry) register(ctx context.Context, subject string, schema sr.Schema, lookupOnly bool) (int, error) {
+	var id int
+	what := fmt.Sprintf("registering the schema under subject %q", subject)
+	if lookupOnly {
+		what = fmt.Sprintf("looking up the schema under subject %q (auto.register.schemas is false)", subject)
+	}
+	err := g.do(ctx, what, func(ctx context.Context) error {
+		if lookupOnly {
+			ss, err := g.cl.LookupSchema(ctx, subject, schema)
+			id = ss.ID
+			return err
+		}
+		var err error
+		id, err = g.cl.RegisterSchema(ctx, subject, schema, -1, -1)
+		return err
+	})
+	return id, err
+}
+
+// subjectFor returns the subject of a topic's values under Confluent's default
+// TopicNameStrategy.
+func subjectFor(topic string) string { return topic + "-value" }
