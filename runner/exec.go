@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 	"golang.org/x/sync/errgroup"
@@ -29,6 +30,8 @@ type RunConfig struct {
 	// exist when the run starts, so the run drains the backlog, commits and returns.
 	StopAtEnd bool
 	Log       *slog.Logger
+	// Metrics, when set, receives the run's Prometheus metrics (sluice_*).
+	Metrics prometheus.Registerer
 }
 
 // Stats says what a run did.
@@ -62,6 +65,7 @@ type sourceState struct {
 	req     chan uint64 // barrier requests from the coordinator
 	reports chan barrierReport
 	ended   atomic.Bool
+	records atomic.Int64 // records read, for metrics
 	sinks   []*sinkState
 	sent    bool // a batch went to a lane since the last barrier; the reader's own
 
@@ -109,15 +113,16 @@ func (s *sourceState) read(ctx context.Context) (*schemas.Batch, error) {
 }
 
 type sinkState struct {
-	node     *Node
-	sink     component.Sink
-	restored *component.Checkpoint
-	covered  schemas.Offsets // what the restored checkpoint already holds
-	next     schemas.Offsets // cumulative offsets committed with each epoch
-	sources  []*sourceState
-	writers  []component.Writer
-	rows     atomic.Int64
-	skipped  atomic.Int64
+	node       *Node
+	sink       component.Sink
+	restored   *component.Checkpoint
+	covered    schemas.Offsets // what the restored checkpoint already holds
+	next       schemas.Offsets // cumulative offsets committed with each epoch
+	sources    []*sourceState
+	writers    []component.Writer
+	rows       atomic.Int64
+	skipped    atomic.Int64
+	lastCommit atomic.Int64 // Unix nanoseconds of the last commit
 }
 
 type run struct {
@@ -137,7 +142,8 @@ type run struct {
 	stopping  atomic.Bool
 	stopRead  context.CancelFunc
 	readCtx   context.Context
-	epochs    int
+	epochs    atomic.Int64
+	metrics   *metrics
 }
 
 // target is a consumer of an output: a node and which of its inputs the output feeds.
@@ -156,6 +162,13 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	}
 	r.laneDone = make(chan uint64, r.lanes)
 	r.wire()
+	r.metrics = newMetrics(r)
+	if cfg.Metrics != nil {
+		if err := cfg.Metrics.Register(r.metrics); err != nil {
+			return nil, fmt.Errorf("registering metrics: %w", err)
+		}
+		defer cfg.Metrics.Unregister(r.metrics)
+	}
 	first, err := r.open(ctx)
 	defer r.close()
 	if err != nil {
@@ -388,6 +401,7 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.describe(), s.node.Pos, b.Len(), len(b.Pos))
 		}
 		r.read.Add(int64(b.Len()))
+		s.records.Add(int64(b.Len()))
 		s.sent = true
 		select {
 		case s.out[r.laneOf(b.Pos[0])] <- item{b: b}:
@@ -504,7 +518,7 @@ func (r *run) epoch(ctx context.Context, e uint64) error {
 			}
 		}
 	}
-	r.epochs++
+	r.epochs.Add(1)
 	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
 	return nil
 }
@@ -521,9 +535,12 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 		}
 		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone()}
 		wg.Go(func() {
+			start := time.Now()
 			if err := k.sink.Commit(ctx, cp); err != nil {
 				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
+				return
 			}
+			r.metrics.committed(k, start)
 		})
 	}
 	wg.Wait()
@@ -531,7 +548,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 }
 
 func (r *run) stats() *Stats {
-	st := &Stats{Read: r.read.Load(), ErrorRows: r.errorRows.Load(), Epochs: r.epochs}
+	st := &Stats{Read: r.read.Load(), ErrorRows: r.errorRows.Load(), Epochs: int(r.epochs.Load())}
 	for _, k := range r.sinks {
 		ss := SinkStats{Name: k.node.Name, Rows: k.rows.Load(), Skipped: k.skipped.Load()}
 		if d, ok := k.sink.(interface{ Summary() string }); ok {

@@ -28,7 +28,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml [--for D] [--max-records N] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
+		{"run", "PIPELINE.yaml [--for D] [--max-records N] [--stop-at-end] [--metrics-addr A] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
 		{"validate", "PIPELINE.yaml...", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
 		{"graph", "PIPELINE.yaml [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},

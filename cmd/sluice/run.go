@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluicehq/sluice/runner"
 )
 
@@ -21,6 +26,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on http://HOST:PORT/metrics")
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	pos, ok := parse(fs, args, stderr)
@@ -77,8 +83,21 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	reg := prometheus.NewRegistry()
+	if *metricsAddr != "" {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice: --metrics-addr: %v\n", err)
+			return exitUsage
+		}
+		srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
 	start := time.Now()
-	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Log: log})
+	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Log: log, Metrics: reg})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
