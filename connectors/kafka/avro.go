@@ -82,8 +82,9 @@ type avroDefault struct {
 // avroCodec reads and writes the Avro binary encoding of one record schema as rows of the
 // schema ParseAvroSchema gives it.
 type avroCodec struct {
-	schema *schemas.Schema
-	root   *avroType
+	schema      *schemas.Schema
+	root        *avroType
+	fingerprint [32]byte // of the schema's canonical form
 }
 
 // newAvroCodec compiles an Avro record schema given as JSON text.
@@ -100,7 +101,7 @@ func newAvroCodec(text string) (*avroCodec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &avroCodec{schema: schema, root: root}, nil
+	return &avroCodec{schema: schema, root: root, fingerprint: parsed.Fingerprint()}, nil
 }
 
 func compileAvro(s avro.Schema, path string) (*avroType, error) {

@@ -50,12 +50,26 @@ func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	if clientID == "" {
 		clientID = "sluice"
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge)}, extra...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge)}, s.security.opts()...)
+	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(seeds, ","), err)
 	}
 	return cl, nil
+}
+
+// describeConn says how the client connects, for messages: the servers, the security protocol
+// and the SASL mechanism and user (never a password).
+func (s *settings) describeConn() string {
+	out := strings.Join(s.bootstrap, ",")
+	switch sec := &s.security; {
+	case sec.usesSASL():
+		out += fmt.Sprintf(" over %s (SASL %s as user %q)", sec.protocol, sec.mechanism, sec.saslUser)
+	case sec.protocol != "" && sec.protocol != "PLAINTEXT":
+		out += " over " + sec.protocol
+	}
+	return out
 }
 
 // consumerOpts are the options of a client that reads: the isolation level, fetch sizes, and
@@ -116,7 +130,7 @@ func (s *settings) checkProducer(exactlyOnce bool) error {
 // broker to create missing topics, as Kafka's Java clients do (the broker decides: Kafka's
 // auto.create.topics.enable, always with the embedded broker); a topic that is still missing
 // is an error.
-func partitionCounts(ctx context.Context, cl *kgo.Client, topics []string, create bool) (map[string]int32, error) {
+func partitionCounts(ctx context.Context, set *settings, cl *kgo.Client, topics []string, create bool) (map[string]int32, error) {
 	const attempts = 50 // a created topic may have no leader for a moment
 	var lastErr error
 	for range attempts {
@@ -129,7 +143,8 @@ func partitionCounts(ctx context.Context, cl *kgo.Client, topics []string, creat
 		}
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
-			return nil, fmt.Errorf("metadata of topics %s: %w", strings.Join(topics, ", "), err)
+			// The first request of a connector: say how it connects.
+			return nil, fmt.Errorf("connecting to %s for the metadata of topics %s: %w", set.describeConn(), strings.Join(topics, ", "), err)
 		}
 		counts := map[string]int32{}
 		lastErr = nil

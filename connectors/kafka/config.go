@@ -28,8 +28,8 @@ type ReadConfig struct {
 	MaxNumRecords         int64              `yaml:"max_num_records" doc:"Read at most this many records, then end (a bounded read)."`
 	MaxReadTimeSeconds    component.Duration `yaml:"max_read_time_seconds" doc:"Read for at most this long after the pipeline starts, then end (a bounded read); seconds, or a duration such as 5m."`
 
-	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"Not supported yet: decoding the Confluent wire format with a schema registry."`
-	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"Not supported yet (see confluent_schema_registry_url)."`
+	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"The values are in the Confluent wire format (magic byte 0, 4-byte schema id) and are decoded with the writer's schema from this schema registry (format AVRO or JSON). Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`
+	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"Without schema, the reader's schema is the latest version of this subject of the registry (default <topic>-value)."`
 
 	// ErrorHandling names the output for records that cannot be decoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records that cannot be decoded to this output as {failed_row: the value's bytes, error_message, source: {topic, partition, offset}} instead of stopping the pipeline."`
@@ -48,6 +48,9 @@ type WriteConfig struct {
 	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
 	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row."`
 	Schema           *yaml.Node `yaml:"schema" doc:"AVRO only: the Avro record schema to write (JSON text or a mapping); its fields are matched to the rows' by name. Default: one derived from the input's fields."`
+
+	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"sluice adds: write the values in the Confluent wire format (format AVRO or JSON), registering their schema under the subject of this schema registry. Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`
+	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"sluice adds: the subject to register the values' schema under (default <topic>-value, Confluent's TopicNameStrategy)."`
 
 	ProducerConfigUpdates map[string]string `yaml:"producer_config_updates" doc:"Java producer properties; see docs/kafka.md for the ones sluice maps onto its client (batch.size, linger.ms, compression.type, acks, enable.idempotence, client.id, ...). Others are ignored."`
 

@@ -119,12 +119,12 @@ config:
     max.poll.records: lots
     isolation.level: dirty
     sasl.jaas.config: "secret-password"
-    security.protocol: SASL_SSL
+    ssl.cipher.suites: TLS_AES_128_GCM_SHA256
 `, nil, []string{
 			`pipeline.yaml:7:23: ReadFromKafka: consumer_config "max.poll.records": must be an integer from 1 to 1048576, not "lots"`,
 			`pipeline.yaml:8:22: ReadFromKafka: consumer_config "isolation.level": must be one of read_committed, read_uncommitted, not "dirty"`,
-			`pipeline.yaml:9:23: ReadFromKafka: consumer_config "sasl.jaas.config" is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)`,
-			`pipeline.yaml:10:24: ReadFromKafka: consumer_config "security.protocol": "SASL_SSL" is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)`,
+			`pipeline.yaml:9:23: ReadFromKafka: consumer_config "sasl.jaas.config": must start with a login module, such as org.apache.kafka.common.security.plain.PlainLoginModule (the value is not shown)`,
+			`pipeline.yaml:10:24: ReadFromKafka: consumer_config "ssl.cipher.suites" is not supported: see docs/kafka.md for the security properties sluice understands`,
 		}},
 		{"read needs schema", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1}\n", nil, []string{
 			`pipeline.yaml:2:9: ReadFromKafka: format AVRO (the default format) needs a schema: the Avro schema of the values`}},
@@ -135,7 +135,21 @@ config:
 		{"read bad avro", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, schema: '{\"type\": \"string\"}'}\n", nil, []string{
 			`pipeline.yaml:2:52: ReadFromKafka: avro schema: the root must be a record, got string`}},
 		{"read registry", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, confluent_schema_registry_url: http://r}\n", nil, []string{
-			`pipeline.yaml:2:88: ReadFromKafka: confluent_schema_registry_url is not supported yet: give the Avro schema inline as schema (values in the Confluent wire format cannot be read yet)`}},
+			`pipeline.yaml:2:88: ReadFromKafka: values in the Confluent wire format are read with format AVRO or JSON, not RAW`}},
+		{"read registry subject alone", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, confluent_schema_registry_subject: s}\n", nil, []string{
+			`pipeline.yaml:2:79: ReadFromKafka: confluent_schema_registry_subject needs confluent_schema_registry_url`}},
+		{"read registry bad url", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, confluent_schema_registry_url: 'ftp://u:secret-password@h'}\n", nil, []string{
+			`pipeline.yaml:2:75: ReadFromKafka: confluent_schema_registry_url: "ftp://***@h" is not an http or https URL`}},
+		{"read registry several topics", "type: ReadFromKafka\nconfig: {topic: [a, b], bootstrap_servers: x:1, confluent_schema_registry_url: 'http://h'}\n", nil, []string{
+			`pipeline.yaml:2:80: ReadFromKafka: without a schema, the reader's schema is the latest of a subject of the registry, and with several topics confluent_schema_registry_subject must say which`}},
+		{"read env missing", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, consumer_config: {group.id: '${env:SLUICE_TEST_UNSET}'}}\n", nil, []string{
+			`pipeline.yaml:2:85: ReadFromKafka: consumer_config "group.id": environment variable SLUICE_TEST_UNSET is not set`}},
+		{"read env bad value", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, consumer_config: {max.poll.records: '${env:SLUICE_TEST_SECRET}'}}\n", nil, []string{
+			`pipeline.yaml:2:93: ReadFromKafka: consumer_config "max.poll.records": must be an integer from 1 to 1048576 (the value from ${env:SLUICE_TEST_SECRET} is not shown)`}},
+		{"write registry raw", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, confluent_schema_registry_url: 'http://h'}\n", rawSchema, []string{
+			`pipeline.yaml:2:88: WriteToKafka: values in the Confluent wire format are written with format AVRO or JSON, not RAW`}},
+		{"write registry subject alone", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, confluent_schema_registry_subject: s}\n", people, []string{
+			`pipeline.yaml:2:93: WriteToKafka: confluent_schema_registry_subject needs confluent_schema_registry_url`}},
 		{"read empty servers", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: ' , ', format: RAW}\n", nil, []string{
 			`pipeline.yaml:2:39: ReadFromKafka needs bootstrap_servers: host:port pairs separated by commas, or embedded`}},
 		{"write raw shape", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW}\n", raw, []string{
@@ -164,6 +178,7 @@ config:
 		{"write proto", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, message_name: M}\n", people, []string{
 			`pipeline.yaml:2:72: WriteToKafka: message_name is for format PROTO, which sluice does not support`}},
 	}
+	t.Setenv("SLUICE_TEST_SECRET", "secret-password")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var inputs []*schemas.Schema

@@ -80,7 +80,13 @@ func newTopic(t *testing.T, partitions int32) string {
 // testClient returns a client of the test broker, closed when the test ends.
 func testClient(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(testBroker), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...)...)
+	return testClientAt(t, testBroker, opts...)
+}
+
+// testClientAt returns a client of the brokers at addr, closed when the test ends.
+func testClientAt(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.MetadataMinAge(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +125,15 @@ func strs(values ...string) [][]byte {
 // as a read_committed (or read_uncommitted) consumer sees it now.
 func readTopic(t *testing.T, topic string, committed bool) map[int32][]string {
 	t.Helper()
+	return readTopicAt(t, testBroker, topic, committed)
+}
+
+// readTopicAt is readTopic on the brokers at addr.
+func readTopicAt(t *testing.T, addr, topic string, committed bool) map[int32][]string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	adm := kadm.NewClient(testClient(t))
+	adm := kadm.NewClient(testClientAt(t, addr))
 	list := adm.ListEndOffsets
 	opts := []kgo.Opt{kgo.KeepControlRecords(), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
 	if committed {
@@ -142,7 +154,7 @@ func readTopic(t *testing.T, topic string, committed bool) map[int32][]string {
 	if len(pending) == 0 {
 		return out
 	}
-	cl := testClient(t, opts...)
+	cl := testClientAt(t, addr, opts...)
 	for len(pending) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -233,7 +245,12 @@ func (r recorder) Read(ctx context.Context) (*schemas.Batch, error) {
 
 // config renders config lines for a topic on the test broker.
 func config(topic string, lines ...string) string {
-	s := fmt.Sprintf("  topic: %s\n  bootstrap_servers: %s\n", topic, testBroker)
+	return configAt(testBroker, topic, lines...)
+}
+
+// configAt renders config lines for a topic on the brokers at servers.
+func configAt(servers, topic string, lines ...string) string {
+	s := fmt.Sprintf("  topic: %s\n  bootstrap_servers: %s\n", topic, servers)
 	for _, l := range lines {
 		s += "  " + l + "\n"
 	}

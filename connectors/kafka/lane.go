@@ -22,6 +22,7 @@ type laneWriter struct {
 	s       *sink
 	lane    int
 	enc     rowEncoder
+	header  []byte        // heads every value that is not null
 	flushed uint64        // the last epoch this lane flushed; the lane's own
 	held    []*kgo.Record // written after Flush(flushed), waiting for its Commit
 	dirty   atomic.Bool   // records went into the open transaction since the last Flush
@@ -31,7 +32,7 @@ type laneWriter struct {
 }
 
 func newLaneWriter(s *sink, lane int, committed uint64) *laneWriter {
-	return &laneWriter{s: s, lane: lane, enc: s.format.newEncoder(), flushed: committed, errs: s.errOut}
+	return &laneWriter{s: s, lane: lane, enc: s.format.newEncoder(), header: s.header, flushed: committed, errs: s.errOut}
 }
 
 // Write encodes the rows of b and produces them. A row that cannot be encoded stops the
@@ -94,9 +95,14 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 	var errRows *schemas.Batch
 	for i, row := range b.Rows {
 		start := len(data)
+		data = append(data, w.header...)
 		var null bool
 		var err error
-		if data, null, err = w.enc(data, schema, row); err != nil {
+		data, null, err = w.enc(data, schema, row)
+		if null {
+			data = data[:start]
+		}
+		if err != nil {
 			data = data[:start]
 			if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
 				return nil, nil, err

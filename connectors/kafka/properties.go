@@ -53,6 +53,8 @@ type settings struct {
 	registryAuth string // user:password for basic auth; a secret
 	lookupOnly   bool   // auto.register.schemas=false: look the writer's schema up, never register it
 
+	security security // TLS and SASL
+
 	// ignored lists the properties given that sluice does not use, in order.
 	ignored []string
 	// origin holds, for every property given, the config key it came from (for positions of
@@ -114,12 +116,6 @@ var properties = map[string]property{
 
 	"client.id":         {side: bothSides, apply: func(s *settings, v string) error { s.clientID = v; return nil }},
 	"bootstrap.servers": ignoredProperty(bothSides),
-	"security.protocol": {side: bothSides, apply: func(s *settings, v string) error {
-		if !strings.EqualFold(v, "PLAINTEXT") {
-			return fmt.Errorf("%q is not supported yet: sluice connects in PLAINTEXT only (TLS and SASL are to come)", v)
-		}
-		return nil
-	}},
 
 	"batch.size": {side: producerSide, apply: int32Opt(func(s *settings, n int32) { s.produce = append(s.produce, kgo.ProducerBatchMaxBytes(n)) })},
 	"linger.ms": {side: producerSide, apply: func(s *settings, v string) error {
@@ -193,7 +189,7 @@ func applyProperties(ctx *component.Context, key string, props map[string]string
 			if err == nil {
 				s.origin[name] = key
 				if err = p.apply(s, value); err != nil && (p.secret || len(vars) > 0) {
-					err = redacted(err, vars)
+					err = redacted(err, vars, p.secret)
 				}
 			}
 			if err != nil {
@@ -261,20 +257,21 @@ type valueError struct {
 func (e *valueError) Error() string { return fmt.Sprintf("must be %s, not %q", e.want, e.got) }
 
 // redacted returns err for a value that must not be repeated: what a value must be, without
-// the value. vars are the environment variables the value came from.
-func redacted(err error, vars []string) error {
+// the value. vars are the environment variables the value came from; secret says that the
+// property's own messages never hold its value.
+func redacted(err error, vars []string, secret bool) error {
 	from := ""
 	if len(vars) > 0 {
 		from = " from ${env:" + strings.Join(vars, "}, ${env:") + "}"
 	}
 	var ve *valueError
-	if errors.As(err, &ve) {
+	switch {
+	case errors.As(err, &ve):
 		return fmt.Errorf("must be %s (the value%s is not shown)", ve.want, from)
+	case secret:
+		return err
 	}
-	if from != "" {
-		return fmt.Errorf("the value%s is not valid (it is not shown)", from)
-	}
-	return err // a secret property's own message, which never holds its value
+	return fmt.Errorf("the value%s is not valid (it is not shown)", from)
 }
 
 // propertyOrder returns the names of props in the order the file lists them, so that problems

@@ -22,6 +22,8 @@ type readFormat struct {
 	schema *schemas.Schema
 	// newDecoder returns a decoder for one goroutine.
 	newDecoder func() valueDecoder
+	// reg is the schema registry the decoders ask, for values in the Confluent wire format.
+	reg *schemaRegistry
 }
 
 // The row schemas of RAW and STRING, as in Beam.
@@ -46,6 +48,7 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 	}
 	ok = applyProperties(ctx, "consumer_config", cfg.ConsumerConfig, consumerSide, set) && ok
 	ok = applyProperties(ctx, "consumer_config_updates", cfg.ConsumerConfigUpdates, consumerSide, set) && ok
+	ok = ok && finishSecurity(ctx, "consumer_config", set)
 	if cfg.AutoOffsetResetConfig != "" {
 		set.reset = cfg.AutoOffsetResetConfig
 	} else if set.reset == "" {
@@ -55,13 +58,14 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 		ctx.Errorf(ctx.KeyPos("max_num_records"), "%s: max_num_records must not be negative", ctx.Describe())
 		ok = false
 	}
-	for _, key := range []string{"confluent_schema_registry_url", "confluent_schema_registry_subject"} {
-		if component.MappingValue(ctx.Config, key) != nil {
-			ctx.Errorf(ctx.KeyPos(key), "%s: %s is not supported yet: give the Avro schema inline as schema (values in the Confluent wire format cannot be read yet)", ctx.Describe(), key)
-			ok = false
-		}
+	var format readFormat
+	fok := false
+	switch {
+	case cfg.ConfluentSchemaRegistryURL == "" && cfg.ConfluentSchemaRegistrySubject == "":
+		format, fok = readFormatOf(ctx, cfg)
+	case ok: // it may ask the registry, with the properties' credentials
+		format, fok = wireReadFormat(ctx, cfg, set, topics)
 	}
-	format, fok := readFormatOf(ctx, cfg)
 	if !ok || !fok {
 		return nil, nil
 	}

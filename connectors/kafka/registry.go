@@ -136,7 +136,7 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("%s from the schema registry at %s: %w", what, g.shown, ctx.Err())
+				return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, ctx.Err())
 			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
 			}
 		}
@@ -146,10 +146,10 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 		var re *sr.ResponseError
 		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusUnauthorized &&
 			re.StatusCode != http.StatusForbidden && re.StatusCode != http.StatusTooManyRequests {
-			return fmt.Errorf("%s from the schema registry at %s: %w", what, g.shown, err)
+			return fmt.Errorf("schema registry at %s: %s: %w", g.shown, what, err)
 		}
 	}
-	return fmt.Errorf("%s from the schema registry at %s: %w: %w", what, g.shown, errRegistryUnavailable, err)
+	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, err)
 }
 
 // byID returns the schema with the given id.

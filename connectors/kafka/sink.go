@@ -40,7 +40,8 @@ type sink struct {
 	pipeline string
 	key      string
 	writers  map[int]*laneWriter
-	failed   error // set when the sink cannot go on (a failed transaction)
+	failed   error  // set when the sink cannot go on (a failed transaction)
+	header   []byte // heads every value: the Confluent wire format's, or none
 
 	// hook, when set (tests), is called at each step of an exactly-once Commit; an error stops
 	// the commit there, as a crash would.
@@ -66,6 +67,13 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.closeClient(ctx)
+	var header []byte
+	if s.format.wire != nil {
+		var err error
+		if header, err = s.format.wire.header(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
 	exactly := info.Delivery != component.AtLeastOnce
 	txnID := ""
 	if exactly {
@@ -94,14 +102,14 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	s.txnMu.Unlock()
 	s.mu.Lock()
 	s.cl, s.exactly, s.pipeline, s.key = cl, exactly, info.Pipeline, checkpointKey(info.Pipeline, s.name)
-	s.writers, s.failed = map[int]*laneWriter{}, nil
+	s.writers, s.failed, s.header = map[int]*laneWriter{}, nil, header
 	s.mu.Unlock()
 	return cp, nil
 }
 
 func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key string) (*component.Checkpoint, error) {
 	adm := kadm.NewClient(cl)
-	if _, err := partitionCounts(ctx, cl, []string{s.topic}, true); err != nil {
+	if _, err := partitionCounts(ctx, s.set, cl, []string{s.topic}, true); err != nil {
 		return nil, err
 	}
 	if err := ensureCheckpointTopic(ctx, adm); err != nil {

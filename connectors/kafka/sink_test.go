@@ -333,6 +333,31 @@ func TestCheckpointsPerSink(t *testing.T) {
 	}
 }
 
+// writeOnce builds a WriteToKafka with the config lines for rows of schema, and writes and
+// commits rows in one epoch of one lane.
+func (h *harness) writeOnce(config string, schema *schemas.Schema, rows []schemas.Row) {
+	h.t.Helper()
+	s := build(h.t, "type: WriteToKafka\nconfig:\n"+config, schema).Component.(*sink)
+	ctx := context.Background()
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: h.delivery}); err != nil {
+		h.t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	b := &schemas.Batch{Schema: schema, Rows: rows}
+	for i := range rows {
+		b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: int64(i)})
+	}
+	if err := s.Writer(0).Write(ctx, b); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := s.Writer(0).Flush(ctx, 1); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := s.Commit(ctx, h.checkpoint(1, len(rows))); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // Every format writes what ReadFromKafka of the same format reads back as the same rows.
 func TestWriteFormatsRoundTrip(t *testing.T) {
 	at := time.UnixMicro(1700000000123456).UTC()
@@ -360,25 +385,7 @@ func TestWriteFormatsRoundTrip(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, component.ExactlyOnce)
-			s := build(t, "type: WriteToKafka\nconfig:\n"+config(h.topic, c.write), c.schema).Component.(*sink)
-			ctx := context.Background()
-			if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: component.ExactlyOnce}); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close(ctx)
-			b := &schemas.Batch{Schema: c.schema, Rows: c.rows}
-			for i := range c.rows {
-				b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: int64(i)})
-			}
-			if err := s.Writer(0).Write(ctx, b); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Writer(0).Flush(ctx, 1); err != nil {
-				t.Fatal(err)
-			}
-			if err := s.Commit(ctx, h.checkpoint(1, len(c.rows))); err != nil {
-				t.Fatal(err)
-			}
+			h.writeOnce(config(h.topic, c.write), c.schema, c.rows)
 			_, out, _, err := readSource(t, config(h.topic, c.read, "auto_offset_reset_config: earliest"), nil)
 			if err != nil {
 				t.Fatal(err)

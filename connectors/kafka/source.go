@@ -92,7 +92,7 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 
 // plan decides where each partition starts.
 func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map[int32]kgo.Offset, error) {
-	counts, err := partitionCounts(ctx, s.admin, s.topics, s.set.autoCreate)
+	counts, err := partitionCounts(ctx, s.set, s.admin, s.topics, s.set.autoCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -317,6 +317,10 @@ func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 	for i, raw := range b.Raw {
 		row, err := dec(raw)
 		if err != nil {
+			if errors.Is(err, errRegistryUnavailable) {
+				// Not the record's fault: stop, and read it again on the next run.
+				return fmt.Errorf("%s: decoding the record at %s: %w", s.what, b.Pos[i], err)
+			}
 			if errs, err = s.errOut.Add(errs, b, i, err); err != nil {
 				return err
 			}
@@ -383,5 +387,8 @@ func (s *source) Close() error {
 		s.admin, s.adm = nil, nil
 	}
 	s.buffered = nil
+	if s.format.reg != nil {
+		s.format.reg.close()
+	}
 	return nil
 }

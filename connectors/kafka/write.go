@@ -1,11 +1,13 @@
 package kafka
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/sr"
 )
 
 // rowEncoder appends the record value of row, aligned with s, to dst. null is set for a
@@ -16,6 +18,10 @@ type rowEncoder func(dst []byte, s *schemas.Schema, row schemas.Row) (out []byte
 type writeFormat struct {
 	// newEncoder returns an encoder for one lane.
 	newEncoder func() rowEncoder
+	// schema is the values' schema as a schema registry holds it (AVRO and JSON).
+	schema sr.Schema
+	// wire, when set, writes the values in the Confluent wire format.
+	wire *wireWriter
 }
 
 // Transaction timeouts of the exactly-once producer: long enough for an epoch and its commit,
@@ -36,7 +42,7 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 		ctx.Errorf(ctx.KeyPos("topic"), "%s needs a topic", ctx.Describe())
 		ok = false
 	}
-	if applyProperties(ctx, "producer_config_updates", cfg.ProducerConfigUpdates, producerSide, set) {
+	if applyProperties(ctx, "producer_config_updates", cfg.ProducerConfigUpdates, producerSide, set) && finishSecurity(ctx, "producer_config_updates", set) {
 		if err := set.checkProducer(ctx.Options.Delivery != component.AtLeastOnce); err != nil {
 			pos := propertyPos(ctx, "producer_config_updates", "acks")
 			if set.acks == "all" {
@@ -59,6 +65,9 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 		}
 	}
 	format, fok := writeFormatOf(ctx, cfg)
+	if fok && (cfg.ConfluentSchemaRegistryURL != "" || cfg.ConfluentSchemaRegistrySubject != "") {
+		format.wire, fok = wireWriterOf(ctx, cfg, set, format.schema)
+	}
 	if !ok || !fok {
 		return nil, nil
 	}
@@ -89,11 +98,20 @@ func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool)
 		}
 		return writeFormat{newEncoder: func() rowEncoder { return encodeRaw }}, ok
 	case "JSON":
-		return writeFormat{newEncoder: func() rowEncoder {
+		f := writeFormat{newEncoder: func() rowEncoder {
 			return func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, bool, error) {
 				return schemas.AppendJSON(dst, s, row), false, nil
 			}
-		}}, true
+		}}
+		if in := ctx.Input(); in != nil {
+			text, err := json.Marshal(jsonSchemaFor(in.Fields))
+			if err != nil {
+				ctx.Errorf(ctx.KeyPos("format"), "%s: the JSON Schema of the input: %v", ctx.Describe(), err)
+				return writeFormat{}, false
+			}
+			f.schema = sr.Schema{Schema: string(text), Type: sr.TypeJSON}
+		}
+		return f, true
 	}
 	return avroWriteFormat(ctx, cfg)
 }
@@ -117,10 +135,12 @@ func encodeRaw(dst []byte, _ *schemas.Schema, row schemas.Row) ([]byte, bool, er
 // input, matching the record's fields to the rows' by name.
 func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
 	var codec *avroCodec
+	var text string
 	if cfg.Schema != nil {
 		if codec = avroCodecOf(ctx, cfg.Schema, "AVRO"); codec == nil {
 			return writeFormat{}, false
 		}
+		text, _ = avroText(cfg.Schema) // it compiled
 		ok := true
 		for _, in := range ctx.Inputs {
 			if in.Schema == nil {
@@ -140,7 +160,8 @@ func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, boo
 			ctx.Errorf(ctx.KeyPos("format"), "%s: format AVRO needs a schema when the input's is not known", ctx.Describe())
 			return writeFormat{}, false
 		}
-		text, err := avroSchemaFor(in)
+		var err error
+		text, err = avroSchemaFor(in)
 		if err == nil {
 			codec, err = newAvroCodec(text)
 		}
@@ -150,7 +171,7 @@ func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, boo
 			return writeFormat{}, false
 		}
 	}
-	return writeFormat{newEncoder: func() rowEncoder {
+	return writeFormat{schema: sr.Schema{Schema: text, Type: sr.TypeAvro}, newEncoder: func() rowEncoder {
 		enc := codec.newEncoder()
 		fieldsOf := map[*schemas.Schema][]int{} // per row schema: Avro field -> row index
 		return func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, bool, error) {
