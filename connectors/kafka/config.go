@@ -54,8 +54,8 @@ type WriteConfig struct {
 
 	ProducerConfigUpdates map[string]string `yaml:"producer_config_updates" doc:"Java producer properties; see docs/kafka.md for the ones sluice maps onto its client (batch.size, linger.ms, compression.type, acks, enable.idempotence, client.id, ...). Others are ignored."`
 
-	// Key is sluice's record key expression; not supported yet.
-	Key *component.Expr `yaml:"key" doc:"sluice adds (not supported yet): an expression for the record key."`
+	// Key is sluice's record key expression.
+	Key *component.Expr `yaml:"key" doc:"sluice adds: an expression over the input row whose value is the record key."`
 
 	// ErrorHandling names the output for rows that cannot be encoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that cannot be encoded to this output as {failed_row, error_message, source} instead of stopping the pipeline."`

@@ -155,8 +155,6 @@ config:
 		{"write raw shape", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW}\n", raw, []string{
 			`pipeline.yaml:1:1: WriteToKafka with format RAW writes one bytes or string field per record, but its input "in0" has rows {a integer, b string}` +
 				"\n\thint: map the rows to a single field first, e.g. MapToFields with fields: {payload: ...}"}},
-		{"write key", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, key: id}\n", people, []string{
-			`pipeline.yaml:2:63: WriteToKafka: key is not supported yet: records are written without a key`}},
 		{"write json schema", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, schema: x}\n", people, []string{
 			`pipeline.yaml:2:66: WriteToKafka: schema is only used with format AVRO; format JSON writes the input's fields`}},
 		{"write avro mismatch", `type: WriteToKafka

@@ -92,8 +92,22 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 	data := make([]byte, 0, max(w.arena, 256))
 	ends := make([]int, 0, len(b.Rows))
 	nulls := make([]bool, 0, len(b.Rows))
+	var keys [][]byte
 	var errRows *schemas.Batch
 	for i, row := range b.Rows {
+		var key []byte
+		if w.s.keyOf != nil {
+			v, err := w.s.keyOf(row)
+			if err == nil {
+				key, err = keyBytes(v)
+			}
+			if err != nil {
+				if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
 		start := len(data)
 		data = append(data, w.header...)
 		var null bool
@@ -111,12 +125,18 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 		}
 		ends = append(ends, len(data))
 		nulls = append(nulls, null)
+		if w.s.keyOf != nil {
+			keys = append(keys, key)
+		}
 	}
 	w.arena = len(data)
 	recs := make([]*kgo.Record, len(ends))
 	start := 0
 	for i, end := range ends {
 		r := &kgo.Record{Topic: w.s.topic}
+		if keys != nil {
+			r.Key = keys[i]
+		}
 		if !nulls[i] {
 			r.Value = data[start:end:end]
 		}

@@ -26,6 +26,7 @@ type sink struct {
 	input      *schemas.Schema // for batches that carry none
 	errOut     *component.ErrorOutput
 	txnTimeout time.Duration
+	keyOf      component.RowFunc // the record key expression, or nil
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
 

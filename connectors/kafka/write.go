@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -54,10 +55,8 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	} else {
 		ok = false
 	}
-	if cfg.Key != nil {
-		ctx.Errorf(ctx.KeyPos("key"), "%s: key is not supported yet: records are written without a key", ctx.Describe())
-		ok = false
-	}
+	keyFn, kok := recordKey(ctx, cfg.Key)
+	ok = ok && kok
 	for _, key := range []string{"file_descriptor_path", "message_name"} {
 		if component.MappingValue(ctx.Config, key) != nil {
 			ctx.Errorf(ctx.KeyPos(key), "%s: %s is for format PROTO, which sluice does not support", ctx.Describe(), key)
@@ -77,7 +76,7 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	}
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
 	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
-		input: ctx.Input(), errOut: errOut, txnTimeout: txnTimeout}, nil
+		input: ctx.Input(), errOut: errOut, txnTimeout: txnTimeout, keyOf: keyFn}, nil
 }
 
 func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
@@ -236,4 +235,46 @@ func fieldNamed(fields []schemas.Field, name string) (schemas.Field, bool) {
 		}
 	}
 	return schemas.Field{}, false
+}
+
+// recordKey compiles sluice's `key:` expression, whose value becomes each record's key:
+// strings and bytes as they are, numbers and booleans as their text, null as no key.
+func recordKey(ctx *component.Context, key *component.Expr) (component.RowFunc, bool) {
+	if key == nil {
+		return nil, true
+	}
+	if ctx.Exprs == nil {
+		ctx.Errorf(ctx.KeyPos("key"), "%s: key expressions are not available here", ctx.Describe())
+		return nil, false
+	}
+	fn, typ, err := ctx.Exprs.Compile(*key, ctx.Input(), "")
+	if err != nil {
+		ctx.Diags.Append(key.Pos, err)
+		return nil, false
+	}
+	switch typ.Kind {
+	case schemas.String, schemas.Bytes, schemas.Int64, schemas.Float64, schemas.Bool, schemas.Any:
+		return fn, true
+	}
+	ctx.Errorf(ctx.KeyPos("key"), "%s: key must give a string, bytes or a number, but %q gives %s", ctx.Describe(), key.Text, typ)
+	return nil, false
+}
+
+// keyBytes is the record key for a key expression's value.
+func keyBytes(v any) ([]byte, error) {
+	switch k := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(k), nil
+	case []byte:
+		return k, nil
+	case int64:
+		return strconv.AppendInt(nil, k, 10), nil
+	case float64:
+		return strconv.AppendFloat(nil, k, 'g', -1, 64), nil
+	case bool:
+		return strconv.AppendBool(nil, k), nil
+	}
+	return nil, fmt.Errorf("key: a %T cannot be a record key; make the expression give a string", v)
 }
