@@ -171,6 +171,9 @@ type Batch struct {
 	Time []time.Time
 	// Raw holds undecoded payloads between a source's Read and its Decode; nil elsewhere.
 	Raw [][]byte
+	// Meta is the source's own data about a raw batch, from its Read to its Decode (Kafka:
+	// the records, for their keys and headers); nil elsewhere.
+	Meta any
 }
 
 // Len returns the number of records in the batch.

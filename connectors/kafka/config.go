@@ -26,6 +26,7 @@ type ReadConfig struct {
 
 	AutoOffsetResetConfig string             `yaml:"auto_offset_reset_config" enum:"earliest,latest" doc:"Where a partition without a checkpoint (and without a committed offset of group.id) starts: earliest or latest (default, as in Beam)."`
 	MaxNumRecords         int64              `yaml:"max_num_records" doc:"Read at most this many records, then end (a bounded read)."`
+	WithMetadata          bool               `yaml:"with_metadata" doc:"sluice adds: append the record's kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp and kafka_headers to each row."`
 	MaxReadTimeSeconds    component.Duration `yaml:"max_read_time_seconds" doc:"Read for at most this long after the pipeline starts, then end (a bounded read); seconds, or a duration such as 5m."`
 
 	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"The values are in the Confluent wire format (magic byte 0, 4-byte schema id) and are decoded with the writer's schema from this schema registry (format AVRO or JSON). Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`

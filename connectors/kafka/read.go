@@ -69,9 +69,16 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 	if !ok || !fok {
 		return nil, nil
 	}
-	ctx.Output(component.Main, format.schema)
+	out := format.schema
+	if cfg.WithMetadata {
+		if out = withMetadata(ctx, out); out == nil {
+			return nil, nil
+		}
+	}
+	ctx.Output(component.Main, out)
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOShape)
 	s := newSource(ctx.Describe(), topics, set, format, errOut)
+	s.out, s.metadata = out, cfg.WithMetadata
 	s.maxRecords, s.maxTime = cfg.MaxNumRecords, time.Duration(cfg.MaxReadTimeSeconds)
 	return s, nil
 }

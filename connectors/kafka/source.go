@@ -21,7 +21,9 @@ const sourcePrefix = "kafka:"
 // source reads every partition of its topics. Open, Read, Offsets and Close run on one
 // goroutine; Decode runs on many; Ack on the runner's coordinator.
 type source struct {
-	what       string // the component, for messages
+	out        *schemas.Schema // the rows' schema: the format's, plus metadata fields
+	metadata   bool            // with_metadata: rows carry the records' metadata
+	what       string          // the component, for messages
 	topics     []string
 	names      map[string]string // topic -> Position.Source
 	set        *settings
@@ -50,7 +52,7 @@ type chunk struct {
 }
 
 func newSource(what string, topics []string, set *settings, format readFormat, errOut *component.ErrorOutput) *source {
-	s := &source{what: what, topics: topics, set: set, format: format, errOut: errOut, names: map[string]string{}}
+	s := &source{what: what, topics: topics, set: set, format: format, out: format.schema, errOut: errOut, names: map[string]string{}}
 	for _, t := range topics {
 		s.names[t] = sourcePrefix + t
 	}
@@ -254,6 +256,7 @@ func (s *source) take() *schemas.Batch {
 		b := &schemas.Batch{Schema: s.format.schema, Raw: make([][]byte, 0, limit),
 			Pos: make([]schemas.Position, 0, limit), Time: make([]time.Time, 0, limit)}
 		next, used := int64(-1), 0
+		var recs []*kgo.Record // with metadata: the records of b.Raw
 		for _, r := range c.recs {
 			if bounded && r.Offset >= end {
 				// Past where the partition ended at Open: drop the rest. Everything before
@@ -266,6 +269,9 @@ func (s *source) take() *schemas.Batch {
 					break
 				}
 				b.Raw = append(b.Raw, r.Value)
+				if s.metadata {
+					recs = append(recs, r)
+				}
 				b.Pos = append(b.Pos, schemas.Position{Source: src, Partition: c.partition, Offset: r.Offset})
 				b.Time = append(b.Time, r.Timestamp.UTC())
 			}
@@ -282,6 +288,9 @@ func (s *source) take() *schemas.Batch {
 		}
 		if len(b.Raw) > 0 {
 			s.returned += int64(len(b.Raw))
+			if s.metadata {
+				b.Meta = recs
+			}
 			return b
 		}
 		if limit == 0 {
@@ -330,11 +339,14 @@ func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 			failed[i] = true
 			continue
 		}
+		if s.metadata {
+			row = appendMetadata(row, b.Meta.([]*kgo.Record)[i])
+		}
 		rows[i] = row
 	}
-	out := &schemas.Batch{Schema: s.format.schema, Rows: rows, Pos: b.Pos, Time: b.Time}
+	out := &schemas.Batch{Schema: s.out, Rows: rows, Pos: b.Pos, Time: b.Time}
 	if failed != nil {
-		out = &schemas.Batch{Schema: s.format.schema}
+		out = &schemas.Batch{Schema: s.out}
 		for i, row := range rows {
 			if !failed[i] {
 				out.Rows = append(out.Rows, row)
