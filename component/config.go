@@ -27,6 +27,9 @@ type Decoder struct {
 	// Lines are the file's lines, used to place errors inside block scalars.
 	Lines []string
 	Diags *diag.List
+	// Warnings, when set, collects problems that do not stop the pipeline (ignored settings);
+	// the runner logs them and `sluice validate` prints them.
+	Warnings *diag.List
 
 	// unknown collects unknown keys instead of reporting them, for DecodeTolerant.
 	unknown *[]*yaml.Node
@@ -67,6 +70,13 @@ func (d *Decoder) DecodeTolerant(n *yaml.Node, into any, owner string) (unknown 
 	defer func() { d.unknown = nil }()
 	ok = d.Decode(n, into, owner)
 	return unknown, ok
+}
+
+// Warnf records a problem that does not stop the pipeline, at pos.
+func (d *Decoder) Warnf(pos diag.Pos, format string, args ...any) {
+	if d.Warnings != nil {
+		d.Warnings.Add(pos, format, args...)
+	}
 }
 
 // nodeDecoder is implemented by config types that decode themselves (Expr, Duration).

@@ -71,7 +71,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // load parses src (the content of path) and decodes the pipeline structure.
 func load(path string, src []byte, diags, warnings *diag.List) *file {
 	lines := strings.Split(string(src), "\n")
-	f := &file{path: path, dec: &component.Decoder{File: path, Lines: lines, Diags: diags}, warnings: warnings}
+	f := &file{path: path, dec: &component.Decoder{File: path, Lines: lines, Diags: diags, Warnings: warnings}, warnings: warnings}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		f.yamlError(err)

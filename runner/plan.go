@@ -117,6 +117,9 @@ func Parse(path string, src []byte) (*Plan, error) {
 	if p.Trigger == 0 {
 		p.Trigger = time.Duration(p.Options.CheckpointInterval)
 	}
+	if sorted, ok := p.Warnings.Err().(diag.List); ok {
+		p.Warnings = sorted // in file order
+	}
 	return p, nil
 }
 

@@ -28,7 +28,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		for _, w := range p.Warnings {
-			fmt.Fprintf(stderr, "%s (warning)\n", w.Error())
+			fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, w.Summary)
 		}
 		fmt.Fprintf(stdout, "%s: valid (%d transforms)\n", path, len(p.Nodes))
 	}

@@ -202,6 +202,7 @@ func applyProperties(ctx *component.Context, key string, props map[string]string
 			ok = false
 		default:
 			s.ignored = append(s.ignored, name)
+			ctx.Warnf(pos, "%s: %s %q is not a property sluice uses; it is ignored (see docs/kafka.md)", ctx.Describe(), key, name)
 		}
 	}
 	return ok
