@@ -215,47 +215,11 @@ func (s *source) readBatch(cur *openFile) (*schemas.Batch, error) {
 // Decode turns lines into rows on the Main output; lines that fail go to the error output,
 // or stop the pipeline at their position when there is none.
 func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	if len(b.Raw) == 0 {
-		return nil
-	}
 	dec := s.pool.Get().(lineDecoder)
 	defer s.pool.Put(dec)
-	rows := make([]schemas.Row, len(b.Raw))
-	var errs *schemas.Batch
-	var failed []bool // nil while every line decodes
-	for i, raw := range b.Raw {
-		row, err := dec(raw)
-		if err != nil {
-			if errs, err = s.errOut.Add(errs, b, i, err); err != nil {
-				return err
-			}
-			if failed == nil {
-				failed = make([]bool, len(b.Raw))
-			}
-			failed[i] = true
-			continue
-		}
-		rows[i] = row
-	}
-	out := &schemas.Batch{Schema: s.schema, Rows: rows, Pos: b.Pos, Time: b.Time}
-	if failed != nil {
-		out = &schemas.Batch{Schema: s.schema}
-		for i, row := range rows {
-			if !failed[i] {
-				out.Rows = append(out.Rows, row)
-				out.Pos = append(out.Pos, b.Pos[i])
-				if i < len(b.Time) {
-					out.Time = append(out.Time, b.Time[i])
-				}
-			}
-		}
-	}
-	if len(out.Rows) > 0 {
-		if err := emit(component.Main, out); err != nil {
-			return err
-		}
-	}
-	return s.errOut.Emit(errs, emit)
+	return component.DecodeBatch(b, s.schema, s.errOut, emit, func(_ int, line []byte) (schemas.Row, error) {
+		return dec(line)
+	})
 }
 
 // Close closes the files being read.

@@ -313,54 +313,24 @@ func (s *source) atEnd() bool {
 }
 
 // Decode turns record values into rows on the Main output; values that fail go to the error
-// output, or stop the pipeline at their position when there is none.
+// output, or stop the pipeline at their position when there is none. A schema registry that
+// cannot be reached stops the pipeline: it is not the record's fault, and the record is read
+// again on the next run.
 func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	if len(b.Raw) == 0 {
-		return nil
-	}
 	dec := s.pool.Get().(valueDecoder)
 	defer s.pool.Put(dec)
-	rows := make([]schemas.Row, len(b.Raw))
-	var errs *schemas.Batch
-	var failed []bool // nil while every value decodes
-	for i, raw := range b.Raw {
+	return component.DecodeBatch(b, s.out, s.errOut, emit, func(i int, raw []byte) (schemas.Row, error) {
 		row, err := dec(raw)
-		if err != nil {
-			if errors.Is(err, errRegistryUnavailable) {
-				// Not the record's fault: stop, and read it again on the next run.
-				return fmt.Errorf("%s: decoding the record at %s: %w", s.what, b.Pos[i], err)
-			}
-			if errs, err = s.errOut.Add(errs, b, i, err); err != nil {
-				return err
-			}
-			if failed == nil {
-				failed = make([]bool, len(b.Raw))
-			}
-			failed[i] = true
-			continue
-		}
-		if s.metadata {
+		switch {
+		case errors.Is(err, errRegistryUnavailable):
+			return nil, &component.NotTheRecord{Err: fmt.Errorf("%s: %w", s.what, err)}
+		case err != nil:
+			return nil, err
+		case s.metadata:
 			row = appendMetadata(row, b.Meta.([]*kgo.Record)[i])
 		}
-		rows[i] = row
-	}
-	out := &schemas.Batch{Schema: s.out, Rows: rows, Pos: b.Pos, Time: b.Time}
-	if failed != nil {
-		out = &schemas.Batch{Schema: s.out}
-		for i, row := range rows {
-			if !failed[i] {
-				out.Rows = append(out.Rows, row)
-				out.Pos = append(out.Pos, b.Pos[i])
-				out.Time = append(out.Time, b.Time[i])
-			}
-		}
-	}
-	if len(out.Rows) > 0 {
-		if err := emit(component.Main, out); err != nil {
-			return err
-		}
-	}
-	return s.errOut.Emit(errs, emit)
+		return row, nil
+	})
 }
 
 // Ack commits the committed offsets of the topics to group.id, when it is set, so that lag
