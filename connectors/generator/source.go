@@ -344,30 +344,13 @@ func (s *Source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 		d = schemas.NewJSONDecoder(s.schema)
 	}
 	defer s.decoders.Put(d)
-	out := &schemas.Batch{Schema: s.schema, Rows: make([]schemas.Row, 0, len(b.Raw)), Pos: b.Pos, Time: b.Time}
-	var errs *schemas.Batch
-	for i, raw := range b.Raw {
+	return component.DecodeBatch(b, s.schema, s.errOut, emit, func(_ int, raw []byte) (schemas.Row, error) {
 		row, err := d.Decode(raw)
 		if err != nil {
-			if errs == nil { // from here on, keep only the good records' positions and times
-				out.Pos, out.Time = slices.Clone(b.Pos[:i]), slices.Clone(b.Time[:i])
-			}
-			if errs, err = s.errOut.Add(errs, b, i, fmt.Errorf("generated message does not fit the schema inferred from samples: %w", err)); err != nil {
-				return err
-			}
-			continue
+			return nil, fmt.Errorf("generated message does not fit the schema inferred from samples: %w", err)
 		}
-		out.Rows = append(out.Rows, row)
-		if errs != nil {
-			out.Pos, out.Time = append(out.Pos, b.Pos[i]), append(out.Time, b.Time[i])
-		}
-	}
-	if len(out.Rows) > 0 {
-		if err := emit(component.Main, out); err != nil {
-			return err
-		}
-	}
-	return s.errOut.Emit(errs, emit)
+		return row, nil
+	})
 }
 
 // Close stops the pacing timer.
