@@ -23,7 +23,7 @@ func checkpointKey(pipeline, sink string) string { return pipeline + "/" + sink 
 // checkpointWait bounds how long Open waits for the checkpoint topic to become readable up to
 // its end: a transaction of another sink that is open there holds back what read_committed
 // readers see until it ends (Kafka aborts it after its transaction timeout at the latest).
-var checkpointWait = 3 * time.Minute
+var checkpointWait = maxTxnTimeout + time.Minute // a crashed writer's open transaction times out first
 
 // ensureCheckpointTopic creates the checkpoint topic if it does not exist.
 func ensureCheckpointTopic(ctx context.Context, adm *kadm.Client) error {

@@ -120,6 +120,8 @@ func (s *settings) checkProducer(exactlyOnce bool) error {
 		return fmt.Errorf("enable.idempotence=true needs acks=all, not acks=%s", s.acks)
 	case exactlyOnce && s.acks != "all":
 		return fmt.Errorf("delivery exactly_once writes with transactions, which need acks=all, not acks=%s (or use options.delivery: at_least_once)", s.acks)
+	case s.acks != "all":
+		return fmt.Errorf("acks=%s lets a checkpoint cover records the brokers never stored (acks=0) or lose them when a leader fails (acks=1): sluice writes with acks=all", s.acks)
 	case exactlyOnce && !s.idempotence():
 		return errors.New("delivery exactly_once writes with transactions, which need enable.idempotence=true (or use options.delivery: at_least_once)")
 	}

@@ -80,8 +80,12 @@ config:
 	if got := strings.Join(built.Diags, "\n"); !strings.Contains(got, "pipeline.yaml:10:11: WriteToKafka: delivery exactly_once writes with transactions, which need acks=all, not acks=1 (or use options.delivery: at_least_once)") {
 		t.Errorf("diagnostics %s", got)
 	}
-	s := buildAtLeastOnce(t, src).set
-	if s.acks != "1" || s.idempotence() || s.compression != "zstd" || len(s.produce) != 3 || s.clientID != "writer" || s.txnTimeout != 2*time.Minute {
+	// acks=1 (or 0) is refused at_least_once too: a checkpoint could cover unstored records.
+	if _, err := atLeastOnce(t, src); err == nil || !strings.Contains(err.Error(), "pipeline.yaml:10:11: WriteToKafka: acks=1 lets a checkpoint cover records the brokers never stored") {
+		t.Errorf("acks=1 at_least_once: %v", err)
+	}
+	s := buildAtLeastOnce(t, strings.Replace(src, `acks: "1"`, `acks: all`, 1)).set
+	if s.acks != "all" || s.idempotence() || s.compression != "zstd" || len(s.produce) != 3 || s.clientID != "writer" || s.txnTimeout != 2*time.Minute {
 		t.Errorf("settings %+v", s)
 	}
 }
@@ -90,6 +94,16 @@ config:
 // delivery: at_least_once.
 func buildAtLeastOnce(t *testing.T, src string) *sink {
 	t.Helper()
+	s, err := atLeastOnce(t, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// atLeastOnce builds a sink snippet for delivery: at_least_once, returning its problems.
+func atLeastOnce(t *testing.T, src string) (*sink, error) {
+	t.Helper()
 	d, root := componenttest.Env{File: testFile}.Parse(t, src)
 	spec, _ := component.Lookup("WriteToKafka")
 	c := &component.Context{Decoder: d, Type: "WriteToKafka", Name: "WriteToKafka", Pos: d.At(root),
@@ -97,9 +111,9 @@ func buildAtLeastOnce(t *testing.T, src string) *sink {
 		Options: component.Options{Delivery: component.AtLeastOnce, CheckpointInterval: 10 * time.Second}}
 	impl := spec.Build(c)
 	if err := d.Diags.Err(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return impl.(*sink)
+	return impl.(*sink), nil
 }
 
 // Config mistakes are reported at their position, all at once, and never repeat a secret.

@@ -80,7 +80,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if exactly {
 		txnID = s.set.txnID
 		if txnID == "" {
-			txnID = "sluice." + info.Pipeline + "." + s.name
+			txnID = "sluice/" + checkpointKey(info.Pipeline, s.name)
 		}
 	}
 	cl, err := s.set.newClient(s.set.producerOpts(txnID, s.txnTimeout)...)

@@ -172,6 +172,11 @@ func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic
 	if o, ok := group.Lookup(topic, p); ok && o.Err == nil && o.At >= start && o.At <= hwm {
 		return o.At, nil
 	}
+	if _, resuming := from[s.names[topic]]; resuming {
+		// The checkpoints know the topic but not this partition: it was added (or got its
+		// first records) after the last commit, so everything in it is new to the pipeline.
+		return start, nil
+	}
 	switch s.set.reset {
 	case "earliest":
 		return start, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,26 @@ func TestStopAtEndEmpty(t *testing.T) {
 	_, out, _, err := readSource(t, config(topic, "format: RAW"), nil)
 	if err != nil || len(out.Rows(component.Main)) != 0 {
 		t.Fatalf("read %v, %v", out, err)
+	}
+}
+
+// A partition the checkpoints do not hold, on a topic they do (one added since the last
+// commit), is read from its start, whatever auto_offset_reset says: its records are new.
+func TestResumeReadsNewPartitionFromStart(t *testing.T) {
+	topic := newTopic(t, 2)
+	produce(t, topic, 0, strs("a0", "a1")...)
+	produce(t, topic, 1, strs("b0", "b1", "b2")...)
+	_, out, _, err := readSource(t, config(topic, "format: STRING", "auto_offset_reset_config: latest"),
+		schemas.Offsets{"kafka:" + topic: {0: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out.Rows(component.Main) {
+		got = append(got, r[0].(string))
+	}
+	slices.Sort(got)
+	if strings.Join(got, ",") != "a1,b0,b1,b2" {
+		t.Errorf("read %v, want a1 (resumed) and b0..b2 (the new partition from its start)", got)
 	}
 }
