@@ -76,7 +76,8 @@ type sourceState struct {
 type barrierReport struct {
 	epoch uint64
 	next  schemas.Offsets
-	sent  bool // records were sent to lanes in this epoch
+	sent  bool  // records were sent to lanes in this epoch
+	read  int64 // records the source had read in all, at the barrier
 }
 
 // interrupt makes a Read that waits for data return, so the reader answers a barrier request.
@@ -106,7 +107,7 @@ func (s *sourceState) read(ctx context.Context) (*schemas.Batch, error) {
 		return nil, nil
 	}
 	b, err := s.src.Read(rctx)
-	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+	if errors.Is(err, context.Canceled) && rctx.Err() != nil && ctx.Err() == nil {
 		err = nil // interrupted for a barrier: not a failure
 	}
 	return b, err
@@ -273,12 +274,18 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			b.StopAtEnd()
 		}
 		var from schemas.Offsets
-		if len(s.sinks) > 0 {
-			all := make([]schemas.Offsets, len(s.sinks))
-			for i, k := range s.sinks {
-				all[i] = k.covered
+		// Resume from the smallest offset over the sinks that have a checkpoint. A partition
+		// one of them does not hold starts at the source's default (for a new partition: its
+		// start), so that sink misses nothing and the others drop what they hold. A sink with
+		// no checkpoint at all is new: it starts where the others are.
+		var restored []schemas.Offsets
+		for _, k := range s.sinks {
+			if k.restored != nil {
+				restored = append(restored, k.covered)
 			}
-			from = schemas.Min(all...)
+		}
+		if len(restored) > 0 {
+			from = schemas.Min(restored...)
 		}
 		if err := s.src.Open(ctx, from); err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
@@ -390,7 +397,7 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 			s.ended.Store(true)
 			r.poke()
 			continue
-		case err != nil && r.readCtx.Err() != nil && ctx.Err() == nil:
+		case errors.Is(err, context.Canceled) && r.readCtx.Err() != nil && ctx.Err() == nil:
 			continue // the read was interrupted by a graceful stop
 		case err != nil:
 			return fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
@@ -423,7 +430,7 @@ func (r *run) sendBarrier(ctx context.Context, s *sourceState, epoch uint64) err
 			return ctx.Err()
 		}
 	}
-	s.reports <- barrierReport{epoch: epoch, next: next, sent: s.sent}
+	s.reports <- barrierReport{epoch: epoch, next: next, sent: s.sent, read: s.records.Load()}
 	s.sent = false
 	return nil
 }
@@ -459,8 +466,8 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		if read == cut && !final {
 			continue // nothing new: no epoch
 		}
-		cut = read
-		if err := r.epoch(ctx, epoch); err != nil {
+		var err error
+		if cut, err = r.epoch(ctx, epoch); err != nil {
 			return err
 		}
 		epoch++ // a round that committed nothing still used its number: sinks saw Flush(epoch)
@@ -480,36 +487,38 @@ func (r *run) allEnded() bool {
 }
 
 // epoch runs one barrier round and commits its result. It commits nothing when no source
-// sent a record since the previous barrier.
-func (r *run) epoch(ctx context.Context, e uint64) error {
+// sent a record since the previous barrier. It returns how many records the sources had read
+// at the barrier, so that the next round is cut only when records came after it.
+func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
 	start := time.Now()
 	for _, s := range r.sources {
 		s.req <- e
 		s.interrupt()
 	}
 	next := map[*sourceState]schemas.Offsets{}
-	sent := false
+	sent, read := false, int64(0)
 	for _, s := range r.sources {
 		select {
 		case rep := <-s.reports:
 			next[s] = rep.next
 			sent = sent || rep.sent
+			read += rep.read
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 	for range r.lanes {
 		select {
 		case <-r.laneDone:
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 	if !sent {
-		return nil
+		return read, nil
 	}
 	if err := r.commit(ctx, e, next); err != nil {
-		return err
+		return 0, err
 	}
 	for _, s := range r.sources {
 		if a, ok := s.src.(component.Acker); ok {
@@ -520,7 +529,7 @@ func (r *run) epoch(ctx context.Context, e uint64) error {
 	}
 	r.epochs.Add(1)
 	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
-	return nil
+	return read, nil
 }
 
 // commit has every sink commit epoch e, each on its own: one sink's failure does not cancel

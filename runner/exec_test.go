@@ -271,3 +271,57 @@ pipeline:
 	}
 	exactlyOnce(t, "out", committedIDs(t, filepath.Join(dir, "out")), 5)
 }
+
+// A sink whose checkpoint lacks a partition that another sink holds (it lost the epoch that
+// first covered it) gets that partition from its start; the other sink drops the repeats.
+func TestSinkLackingAPartitionGetsItFromItsStart(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeJSONLines(t, filepath.Join(in, "1.jsonl"), 100)
+	path := pipelineFile(t, dir, `
+pipeline:
+  transforms:
+    - type: ReadFromJson
+      name: read
+      config:
+        path: {dir}/in
+        schema: {type: object, properties: {id: {type: integer}, v: {type: string}}, required: [id]}
+    - type: WriteToJson
+      name: a
+      input: read
+      config: {path: {dir}/a}
+    - type: WriteToJson
+      name: b
+      input: read
+      config: {path: {dir}/b}
+`)
+	if _, err := execute(t, path, runner.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	// A second file, ids 100..199, arrives; both sinks commit it, then b loses that epoch.
+	var more strings.Builder
+	for i := 100; i < 200; i++ {
+		fmt.Fprintf(&more, `{"id": %d, "v": "x"}`+"\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(in, "2.jsonl"), []byte(more.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := execute(t, path, runner.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	epochs, _ := filepath.Glob(filepath.Join(dir, "b", "epoch-*"))
+	if len(epochs) != 2 {
+		t.Fatalf("b has %d epochs, want 2", len(epochs))
+	}
+	if err := os.RemoveAll(epochs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := execute(t, path, runner.RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, "a", committedIDs(t, filepath.Join(dir, "a")), 200)
+	exactlyOnce(t, "b", committedIDs(t, filepath.Join(dir, "b")), 200)
+}

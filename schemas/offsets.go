@@ -67,18 +67,25 @@ func (o Offsets) Equal(other Offsets) bool {
 	return true
 }
 
-// Min returns, for every source and partition, the smallest next offset over the offsets
-// that hold it. A partition some of them lack resumes from the others, so that no holder
-// loses records; one held by none is absent, and the reader starts it at its default.
+// Min returns, for every source and partition present in all of the given offsets, the
+// smallest next offset. A partition missing from any of them is missing from the result, so
+// the reader starts it at its default position.
 func Min(all ...Offsets) Offsets {
 	out := Offsets{}
-	for _, o := range all {
-		for s, m := range o {
-			for p, n := range m {
-				if cur, ok := out.Get(s, p); !ok || n < cur {
-					out.Set(s, p, n)
+	if len(all) == 0 {
+		return out
+	}
+	for s, m := range all[0] {
+	partitions:
+		for p, n := range m {
+			for _, other := range all[1:] {
+				on, ok := other.Get(s, p)
+				if !ok {
+					continue partitions
 				}
+				n = min(n, on)
 			}
+			out.Set(s, p, n)
 		}
 	}
 	return out
