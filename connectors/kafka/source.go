@@ -219,14 +219,16 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 		}
 		fs := s.cl.PollRecords(pctx, s.set.maxPoll)
 		cancel()
-		if err := s.fetchError(fs, pctx); err != nil {
-			return nil, err
-		}
+		// Keep what the poll fetched before looking at its errors: the client's positions
+		// have moved past these records, so dropping them would lose them.
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
 			if len(p.Records) > 0 {
 				s.buffered = append(s.buffered, chunk{topic: p.Topic, partition: p.Partition, recs: p.Records})
 			}
 		})
+		if err := s.fetchError(fs, pctx); err != nil {
+			return nil, err
+		}
 	}
 }
 
