@@ -56,3 +56,25 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 	}
 	return n, false
 }
+
+// checkDelivery compares the ids seen in a sink with the ids that should be there: none may
+// be missing, and with exactly_once none may be there twice. It returns the duplicates.
+func checkDelivery(t *testing.T, delivery string, want []int64, seen map[int64]int) int {
+	t.Helper()
+	missing, dups := 0, 0
+	for _, id := range want {
+		switch n := seen[id]; {
+		case n == 0:
+			missing++
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d records missing", missing)
+	}
+	if delivery == "exactly_once" && dups > 0 {
+		t.Errorf("exactly_once delivered %d duplicates", dups)
+	}
+	return dups
+}
