@@ -63,21 +63,8 @@ func TestSink(t *testing.T, target SinkTarget) {
 			}
 		}
 	}
-	flush := func(s component.Sink, epoch uint64) {
-		t.Helper()
-		for l := range lanes {
-			if err := s.Writer(l).Flush(ctx, epoch); err != nil {
-				t.Fatalf("flush epoch %d: %v", epoch, err)
-			}
-		}
-	}
-	commit := func(s component.Sink, epoch uint64, next int) {
-		t.Helper()
-		cp := component.Checkpoint{Pipeline: info.Pipeline, Epoch: epoch, Next: schemas.Offsets{source: {0: int64(next)}}}
-		if err := s.Commit(ctx, cp); err != nil {
-			t.Fatalf("commit epoch %d: %v", epoch, err)
-		}
-	}
+	d := Driver{T: t, Pipeline: info.Pipeline, Lanes: lanes, Source: source}
+	flush, commit := d.Flush, d.Commit
 	check := func(what string, want int) {
 		t.Helper()
 		got := target.Visible(t)

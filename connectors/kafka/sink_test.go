@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/component/componenttest"
+	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -82,22 +83,20 @@ func (h *harness) write(s *sink, from, to int) {
 
 func (h *harness) flush(s *sink, epoch uint64) {
 	h.t.Helper()
-	for lane := range h.lanes {
-		if err := s.Writer(lane).Flush(context.Background(), epoch); err != nil {
-			h.t.Fatalf("flush: %v", err)
-		}
-	}
+	h.driver().Flush(s, epoch)
 }
 
 func (h *harness) checkpoint(epoch uint64, next int) component.Checkpoint {
-	return component.Checkpoint{Pipeline: h.pipeline, Epoch: epoch, Next: schemas.Offsets{testSource: {0: int64(next)}}}
+	return h.driver().Checkpoint(epoch, next)
 }
 
 func (h *harness) commit(s *sink, epoch uint64, next int) {
 	h.t.Helper()
-	if err := s.Commit(context.Background(), h.checkpoint(epoch, next)); err != nil {
-		h.t.Fatalf("commit: %v", err)
-	}
+	h.driver().Commit(s, epoch, next)
+}
+
+func (h *harness) driver() connectortest.Driver {
+	return connectortest.Driver{T: h.t, Pipeline: h.pipeline, Lanes: h.lanes, Source: testSource}
 }
 
 // visible returns the sorted values a consumer of the topic sees.
