@@ -74,6 +74,12 @@ type Checkpoint struct {
 	Next     schemas.Offsets `json:"next"`
 	// State is the windowed operators' state the checkpoint stands on, if any.
 	State []byte `json:"state,omitempty"`
+	// From is, for every partition in Next, the offset the records of this commit start at:
+	// the sink's previous Next, or where the partition was (re)assigned. It is not stored. A
+	// sink that several copies of the pipeline may write (one consumer group, several
+	// processes) changes a partition's stored offset only if it still equals From there
+	// (compare-and-set), so a copy that lost a partition cannot commit it a second time.
+	From schemas.Offsets `json:"-"`
 }
 
 // SinkInfo is what a sink learns when it opens.
@@ -84,6 +90,10 @@ type SinkInfo struct {
 	Lanes int
 	// Delivery is ExactlyOnce or AtLeastOnce.
 	Delivery Delivery
+	// Instance names this copy of the pipeline when several copies share a consumer group
+	// ("" for a single copy). Sinks that keep per-writer state (transactional ids,
+	// checkpoint records) key it by Pipeline and Instance.
+	Instance string
 }
 
 // Sink writes rows and commits them together with a checkpoint.
@@ -100,6 +110,15 @@ type Sink interface {
 	// its flushed data, if any, belongs to the next Commit.
 	Commit(ctx context.Context, cp Checkpoint) error
 	Close(ctx context.Context) error
+}
+
+// Reloader is implemented by sinks that several copies of a pipeline may write. When a source
+// is given partitions during a run (a consumer group rebalance), the runner reads the sinks'
+// checkpoints again, so the partitions start where their last owner committed them.
+type Reloader interface {
+	// Reload returns the sink's current checkpoint for the pipeline, merged over all copies
+	// (per partition, the highest committed offset), or nil when there is none.
+	Reload(ctx context.Context) (*Checkpoint, error)
 }
 
 // Writer is one lane's side of a sink. A lane calls it serially.
