@@ -29,7 +29,10 @@ type RunConfig struct {
 	// StopAtEnd makes sources that support it (component.Bounded) end at the records that
 	// exist when the run starts, so the run drains the backlog, commits and returns.
 	StopAtEnd bool
-	Log       *slog.Logger
+	// Instance names this copy of the pipeline when its sources share a consumer group with
+	// other copies; "" means the host name.
+	Instance string
+	Log      *slog.Logger
 	// Metrics, when set, receives the run's Prometheus metrics (sluice_*).
 	Metrics prometheus.Registerer
 }

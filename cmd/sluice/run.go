@@ -29,6 +29,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on http://HOST:PORT/metrics")
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
+	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
@@ -97,7 +98,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	start := time.Now()
-	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Log: log, Metrics: reg})
+	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
