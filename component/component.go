@@ -150,3 +150,36 @@ type Options struct {
 	Delivery           Delivery
 	CheckpointInterval time.Duration
 }
+
+// Partition names one partition of a source: the Position.Source of its records and its
+// number.
+type Partition struct {
+	Source    string
+	Partition int32
+}
+
+// Grouped is implemented by sources that can share their partitions with other copies of the
+// pipeline (a Kafka consumer group). When Group returns a name, the runner calls
+// SetRebalancer before Open, and the source reports partitions moving in and out through it.
+type Grouped interface {
+	Group() string
+	SetRebalancer(Rebalancer)
+}
+
+// Rebalancer is how a grouped source hands partitions over without loss or duplicates. Its
+// methods may be called from any goroutine, while Read runs.
+type Rebalancer interface {
+	// Assigned returns where newly assigned partitions start: the offsets the sinks
+	// downstream have committed for them, read anew, since another copy may have committed
+	// them since the run began. A partition missing from the result starts at the source's
+	// default position.
+	Assigned(ctx context.Context, parts []Partition) (schemas.Offsets, error)
+	// Revoked returns once every record that Read returned from parts is committed by every
+	// sink downstream; the run then forgets the partitions. Before calling it the source must
+	// stop returning records of parts from Read. It returns at once when the run is over.
+	Revoked(ctx context.Context, parts []Partition) error
+	// Lost reports partitions taken away without a chance to commit (the source's group
+	// session expired): their records read since the last commit may now be another copy's,
+	// so the run stops without committing them.
+	Lost(parts []Partition)
+}

@@ -74,6 +74,7 @@ type sourceState struct {
 
 	mu         sync.Mutex         // guards cancelRead
 	cancelRead context.CancelFunc // interrupts the Read in progress, if any
+	revoked    revokedSet         // partitions handed over to another copy (rebalance.go)
 }
 
 type barrierReport struct {
@@ -120,8 +121,9 @@ type sinkState struct {
 	node       *Node
 	sink       component.Sink
 	restored   *component.Checkpoint
-	covered    schemas.Offsets // what the restored checkpoint already holds
-	next       schemas.Offsets // cumulative offsets committed with each epoch
+	covered    atomic.Pointer[schemas.Offsets] // what the sink already holds: lanes drop it
+	mu         sync.Mutex                      // guards next (rebalances change it)
+	next       schemas.Offsets                 // cumulative offsets committed with each epoch
 	sources    []*sourceState
 	writers    []component.Writer
 	rows       atomic.Int64
@@ -148,6 +150,9 @@ type run struct {
 	readCtx   context.Context
 	epochs    atomic.Int64
 	metrics   *metrics
+	revokes   chan revokeRequest // grouped sources giving partitions up (rebalance.go)
+	finished  chan struct{}      // closed when the coordinator returns
+	lost      atomic.Pointer[error]
 }
 
 // target is a consumer of an output: a node and which of its inputs the output feeds.
@@ -160,7 +165,8 @@ type target struct {
 // Every epoch is committed by every sink before the next one is cut (synchronous progress).
 func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	r := &run{plan: p, cfg: cfg, log: cfg.Log, lanes: p.Lanes(), bySource: map[*Node]*sourceState{},
-		bySink: map[*Node]*sinkState{}, consumers: map[*Node]map[string][]target{}, wake: make(chan struct{}, 1)}
+		bySink: map[*Node]*sinkState{}, consumers: map[*Node]map[string][]target{}, wake: make(chan struct{}, 1),
+		revokes: make(chan revokeRequest), finished: make(chan struct{})}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -256,18 +262,24 @@ func (r *run) reaches(from, to *Node) bool {
 // returns the first epoch number of this run.
 func (r *run) open(ctx context.Context) (uint64, error) {
 	var last uint64
-	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery()}
+	instance, err := r.prepareGroups()
+	if err != nil {
+		return 0, err
+	}
+	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(), Instance: instance}
 	for _, k := range r.sinks {
 		cp, err := k.sink.Open(ctx, info)
 		if err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
 		}
-		k.restored, k.covered = cp, schemas.Offsets{}
+		k.restored = cp
+		covered := schemas.Offsets{}
 		if cp != nil {
-			k.covered = cp.Next.Clone()
+			covered = cp.Next.Clone()
 			k.next = cp.Next.Clone()
 			last = max(last, cp.Epoch)
 		}
+		k.covered.Store(&covered)
 		for l := range r.lanes {
 			k.writers = append(k.writers, k.sink.Writer(l))
 		}
@@ -284,7 +296,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		var restored []schemas.Offsets
 		for _, k := range s.sinks {
 			if k.restored != nil {
-				restored = append(restored, k.covered)
+				restored = append(restored, *k.covered.Load())
 			}
 		}
 		if len(restored) > 0 {
@@ -425,7 +437,7 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 }
 
 func (r *run) sendBarrier(ctx context.Context, s *sourceState, epoch uint64) error {
-	next := s.src.Offsets().Clone()
+	next := s.withoutRevoked(s.src.Offsets().Clone())
 	for _, ch := range s.out {
 		select {
 		case ch <- item{barrier: epoch}:
@@ -450,6 +462,7 @@ func (r *run) laneOf(p schemas.Position) int {
 // commit the epoch with its checkpoint before the next one is cut.
 func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 	defer func() {
+		close(r.finished)
 		for _, s := range r.sources {
 			close(s.req)
 		}
@@ -461,8 +474,21 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		select {
 		case <-ticker.C:
 		case <-r.wake:
+		case req := <-r.revokes:
+			// A barrier round now, even if the count of records read did not move: a batch
+			// of the partitions may be on its way from Read, and goes before the barrier.
+			var err error
+			if cut, err = r.epoch(ctx, epoch); err != nil {
+				return err
+			}
+			epoch++
+			r.revoke(req)
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if err := r.lostErr(); err != nil {
+			return err
 		}
 		final := r.stopping.Load() || r.allEnded()
 		read := r.read.Load()
@@ -520,6 +546,9 @@ func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
 	if !sent {
 		return read, nil
 	}
+	if err := r.lostErr(); err != nil {
+		return 0, err
+	}
 	if err := r.commit(ctx, e, next); err != nil {
 		return 0, err
 	}
@@ -541,11 +570,14 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 	errs := make([]error, len(r.sinks))
 	var wg sync.WaitGroup
 	for i, k := range r.sinks {
+		k.mu.Lock()
+		from := k.next.Clone()
 		for _, s := range k.sources {
 			// A sink that was ahead keeps its offsets: the source resumed from the sink behind.
 			k.next.Advance(next[s])
 		}
-		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone()}
+		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from}
+		k.mu.Unlock()
 		wg.Go(func() {
 			start := time.Now()
 			if err := k.sink.Commit(ctx, cp); err != nil {

@@ -146,12 +146,13 @@ func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, em
 // source resumes from the smallest offset over its sinks, so a sink that was ahead sees some
 // records again.
 func (k *sinkState) uncovered(b *schemas.Batch) *schemas.Batch {
-	if len(k.covered) == 0 {
+	covered := *k.covered.Load()
+	if len(covered) == 0 {
 		return b
 	}
 	first := -1
 	for i, p := range b.Pos {
-		if k.covered.Covers(p) {
+		if covered.Covers(p) {
 			first = i
 			break
 		}
@@ -161,7 +162,7 @@ func (k *sinkState) uncovered(b *schemas.Batch) *schemas.Batch {
 	}
 	out := &schemas.Batch{Schema: b.Schema}
 	for i := range b.Rows {
-		if k.covered.Covers(b.Pos[i]) {
+		if covered.Covers(b.Pos[i]) {
 			k.skipped.Add(1)
 			continue
 		}

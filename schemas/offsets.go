@@ -26,6 +26,14 @@ func (o Offsets) Get(source string, partition int32) (int64, bool) {
 	return next, ok
 }
 
+// Delete removes the entry of source and partition, and the source when it has no other.
+func (o Offsets) Delete(source string, partition int32) {
+	delete(o[source], partition)
+	if len(o[source]) == 0 {
+		delete(o, source)
+	}
+}
+
 // Covers reports whether the record at p is before the recorded next offset, i.e. already
 // delivered by whoever holds these offsets.
 func (o Offsets) Covers(p Position) bool {
