@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,8 +21,44 @@ import (
 // sink, keyed by pipeline and sink name. It is created on first use with one partition.
 const CheckpointTopic = "__sluice_checkpoints"
 
-// checkpointKey is the record key of a sink's checkpoints.
-func checkpointKey(pipeline, sink string) string { return pipeline + "/" + sink }
+// checkpointKey is the record key of a sink's checkpoints: pipeline/sink, and with several
+// copies of the pipeline in one consumer group, pipeline/sink@instance for each copy.
+func checkpointKey(pipeline, sink, instance string) string {
+	if instance == "" {
+		return pipeline + "/" + sink
+	}
+	return pipeline + "/" + sink + "@" + instance
+}
+
+// sameSink reports whether key is a checkpoint key of the sink base (pipeline/sink), of any
+// copy.
+func sameSink(key, base string) bool {
+	return key == base || strings.HasPrefix(key, base+"@")
+}
+
+// sinkCheckpoints are the checkpoints of one sink, from every copy of its pipeline.
+type sinkCheckpoints map[string]*component.Checkpoint // key -> its last checkpoint
+
+// merged returns the checkpoint of key with, per partition, the highest offset any copy
+// committed (a partition moves to another copy only after its offsets are committed, and
+// offsets only grow), or nil when no copy has one.
+func (c sinkCheckpoints) merged(key string) *component.Checkpoint {
+	var out *component.Checkpoint
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		cp := c[k]
+		if cp == nil {
+			continue
+		}
+		if out == nil {
+			out = &component.Checkpoint{Pipeline: cp.Pipeline, Next: schemas.Offsets{}}
+		}
+		out.Next.Advance(cp.Next)
+	}
+	if own := c[key]; own != nil {
+		out.Epoch, out.State = own.Epoch, own.State
+	}
+	return out
+}
 
 // checkpointWait bounds how long Open waits for the checkpoint topic to become readable up to
 // its end: a transaction of another sink that is open there holds back what read_committed
@@ -43,12 +83,12 @@ func checkpointRecord(key string, cp component.Checkpoint) (*kgo.Record, error) 
 	return &kgo.Record{Topic: CheckpointTopic, Key: []byte(key), Value: value}, nil
 }
 
-// readCheckpoint returns the last committed checkpoint of key, or nil when there is none (or
-// its last record is a tombstone, which resets the sink). It reads every partition of the
+// readCheckpoints returns the last committed checkpoint of every copy of the sink base,
+// without those whose last record is a tombstone (which resets it). It reads every partition of the
 // checkpoint topic with read_committed from its start up to the high watermark it has when
 // the read begins, so it also waits for transactions open at that moment to end: with the
 // writer of key fenced first, the checkpoint it returns is the last one ever committed.
-func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key string) (*component.Checkpoint, error) {
+func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base string) (sinkCheckpoints, error) {
 	starts, err := adm.ListStartOffsets(ctx, CheckpointTopic)
 	if err == nil {
 		err = starts.Error()
@@ -72,8 +112,9 @@ func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key st
 			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
 		}
 	})
+	last := sinkCheckpoints{}
 	if len(pending) == 0 {
-		return nil, nil
+		return last, nil
 	}
 	cl, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{CheckpointTopic: assign}))
@@ -83,7 +124,6 @@ func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key st
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
-	var last *component.Checkpoint
 	var decodeErr error
 	for len(pending) > 0 {
 		fs := cl.PollFetches(ctx)
@@ -102,11 +142,12 @@ func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key st
 			if r.Offset+1 >= hwm {
 				delete(pending, r.Partition)
 			}
-			if r.Attrs.IsControl() || string(r.Key) != key {
+			key := string(r.Key)
+			if r.Attrs.IsControl() || !sameSink(key, base) {
 				return
 			}
 			if r.Value == nil {
-				last = nil
+				delete(last, key)
 				return
 			}
 			cp := new(component.Checkpoint)
@@ -114,7 +155,7 @@ func readCheckpoint(ctx context.Context, set *settings, adm *kadm.Client, key st
 				decodeErr = fmt.Errorf("the record at offset %d of %s partition %d is not a sluice checkpoint: %w", r.Offset, CheckpointTopic, r.Partition, err)
 				return
 			}
-			last = cp
+			last[key] = cp
 		})
 		if decodeErr != nil {
 			return nil, decodeErr

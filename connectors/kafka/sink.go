@@ -76,20 +76,23 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 		}
 	}
 	exactly := info.Delivery != component.AtLeastOnce
+	key := checkpointKey(info.Pipeline, s.name, info.Instance)
 	txnID := ""
 	if exactly {
 		txnID = s.set.txnID
 		if txnID == "" {
-			txnID = "sluice/" + checkpointKey(info.Pipeline, s.name)
+			txnID = "sluice/" + key
+		} else if info.Instance != "" {
+			txnID += "@" + info.Instance // copies must not fence each other
 		}
 	}
 	cl, err := s.set.newClient(s.set.producerOpts(txnID, s.txnTimeout)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
-	cp, err := s.open(ctx, cl, exactly, txnID, checkpointKey(info.Pipeline, s.name))
+	cp, err := s.open(ctx, cl, exactly, txnID, key, checkpointKey(info.Pipeline, s.name, ""))
 	if err == nil && cp != nil && cp.Pipeline != info.Pipeline {
-		err = fmt.Errorf("the checkpoint of %q in %s belongs to pipeline %q", checkpointKey(info.Pipeline, s.name), CheckpointTopic, cp.Pipeline)
+		err = fmt.Errorf("the checkpoint of %q in %s belongs to pipeline %q", key, CheckpointTopic, cp.Pipeline)
 	}
 	if err != nil {
 		cl.Close()
@@ -102,13 +105,15 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.txnMu.Unlock()
 	s.mu.Lock()
-	s.cl, s.exactly, s.pipeline, s.key = cl, exactly, info.Pipeline, checkpointKey(info.Pipeline, s.name)
+	s.cl, s.exactly, s.pipeline, s.key = cl, exactly, info.Pipeline, key
 	s.writers, s.failed, s.header = map[int]*laneWriter{}, nil, header
 	s.mu.Unlock()
 	return cp, nil
 }
 
-func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key string) (*component.Checkpoint, error) {
+// open fences an earlier producer of txnID and returns the checkpoint of key, merged with those
+// of the other copies of the sink base.
+func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key, base string) (*component.Checkpoint, error) {
 	adm := kadm.NewClient(cl)
 	if _, err := partitionCounts(ctx, s.set, cl, []string{s.topic}, true); err != nil {
 		return nil, err
@@ -124,16 +129,33 @@ func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, ke
 			return nil, fmt.Errorf("initializing the transactional producer %q: %w", txnID, err)
 		}
 	}
-	cp, err := readCheckpoint(ctx, s.set, adm, key)
+	all, err := readCheckpoints(ctx, s.set, adm, base)
 	if err != nil {
 		return nil, err
 	}
+	cp := all.merged(key)
 	if exactly {
 		if err := cl.BeginTransaction(); err != nil {
 			return nil, fmt.Errorf("beginning a transaction: %w", err)
 		}
 	}
 	return cp, nil
+}
+
+// Reload reads the checkpoints of every copy of the sink again and returns them merged: a
+// copy in the same consumer group may have committed partitions this one is now given.
+func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
+	s.mu.Lock()
+	cl, key, pipeline := s.cl, s.key, s.pipeline
+	s.mu.Unlock()
+	if cl == nil {
+		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	all, err := readCheckpoints(ctx, s.set, kadm.NewClient(cl), checkpointKey(pipeline, s.name, ""))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	return all.merged(key), nil
 }
 
 // Writer returns the writer of a lane.

@@ -18,8 +18,9 @@ import (
 // sourcePrefix starts the Position.Source of every Kafka record: "kafka:" + topic.
 const sourcePrefix = "kafka:"
 
-// source reads every partition of its topics. Open, Read, Offsets and Close run on one
-// goroutine; Decode runs on many; Ack on the runner's coordinator.
+// source reads every partition of its topics, or with group.id in a run, those the consumer
+// group gives it. Open, Read, Offsets and Close run on one goroutine; Decode runs on many; Ack
+// on the runner's coordinator; rebalance callbacks on the client's.
 type source struct {
 	out        *schemas.Schema // the rows' schema: the format's, plus metadata fields
 	metadata   bool            // with_metadata: rows carry the records' metadata
@@ -38,10 +39,19 @@ type source struct {
 	adm      *kadm.Client
 	cl       *kgo.Client // the consumer
 	deadline time.Time
-	buffered []chunk         // fetched records not returned yet, in fetch order
-	offsets  schemas.Offsets // next offset of every partition, for Offsets
-	ends     schemas.Offsets // with StopAtEnd: where each partition ends
 	returned int64
+
+	// rebalancer, set by a run with group.id, makes the source a member of the consumer
+	// group (group.go).
+	rebalancer component.Rebalancer
+
+	// mu guards the fields below: group rebalances change them while Read runs.
+	mu         sync.Mutex
+	buffered   []chunk                      // fetched records not returned yet, in fetch order
+	offsets    schemas.Offsets              // next offset of every partition, for Offsets
+	ends       schemas.Offsets              // with StopAtEnd: where each partition ends
+	handedOver map[component.Partition]bool // given up in a rebalance: records dropped
+	joined     bool                         // in a group: the first assignment happened
 }
 
 // chunk is what one poll fetched from one partition and Read has not returned yet.
@@ -66,7 +76,8 @@ func (s *source) StopAtEnd() { s.stopAtEnd = true }
 
 // Open assigns every partition of the topics, each starting at its offset in from, else at the
 // committed offset of group.id, else at auto_offset_reset. It checks that the offsets it
-// resumes from still exist.
+// resumes from still exist. In a run with group.id, the source joins the consumer group
+// instead and starts each partition it is given where the sinks committed it (group.go).
 func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 	if err := s.Close(); err != nil {
 		return err
@@ -76,9 +87,13 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 		return err
 	}
 	s.admin, s.adm = admin, kadm.NewClient(admin)
-	assign, err := s.plan(ctx, from)
-	if err == nil {
-		s.cl, err = s.set.newClient(append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))...)
+	if s.grouped() {
+		err = s.openGroup(ctx)
+	} else {
+		var assign map[string]map[int32]kgo.Offset
+		if assign, err = s.plan(ctx, from); err == nil {
+			s.cl, err = s.set.newClient(append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))...)
+		}
 	}
 	if err != nil {
 		s.Close()
@@ -92,38 +107,44 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 	return nil
 }
 
-// plan decides where each partition starts.
-func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map[int32]kgo.Offset, error) {
+// positions is what the broker says of the topics' partitions when reading starts.
+type positions struct {
+	counts            map[string]int32
+	starts, hwms, end kadm.ListedOffsets // end: the high watermark, or the last stable offset with read_committed
+	group             kadm.OffsetResponses
+}
+
+// listPositions lists the partitions of the topics (creating the topics if allowed), their
+// start and end offsets, and the committed offsets of group.id.
+func (s *source) listPositions(ctx context.Context) (*positions, error) {
 	counts, err := partitionCounts(ctx, s.set, s.admin, s.topics, s.set.autoCreate)
 	if err != nil {
 		return nil, err
 	}
-	starts, err := s.adm.ListStartOffsets(ctx, s.topics...)
-	if err == nil {
-		err = starts.Error()
+	pos := &positions{counts: counts}
+	if pos.starts, err = s.adm.ListStartOffsets(ctx, s.topics...); err == nil {
+		err = pos.starts.Error()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the start offsets of %v: %w", s.topics, err)
 	}
-	hwms, err := s.adm.ListEndOffsets(ctx, s.topics...)
-	if err == nil {
-		err = hwms.Error()
+	if pos.hwms, err = s.adm.ListEndOffsets(ctx, s.topics...); err == nil {
+		err = pos.hwms.Error()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing the end offsets of %v: %w", s.topics, err)
 	}
-	ends := hwms
+	pos.end = pos.hwms
 	if s.set.readCommitted {
-		if ends, err = s.adm.ListCommittedOffsets(ctx, s.topics...); err == nil {
-			err = ends.Error()
+		if pos.end, err = s.adm.ListCommittedOffsets(ctx, s.topics...); err == nil {
+			err = pos.end.Error()
 		}
 		if err != nil {
 			return nil, fmt.Errorf("listing the last stable offsets of %v: %w", s.topics, err)
 		}
 	}
-	var group kadm.OffsetResponses
 	if s.set.group != "" {
-		group, err = s.adm.FetchOffsetsForTopics(ctx, s.set.group, s.topics...)
+		pos.group, err = s.adm.FetchOffsetsForTopics(ctx, s.set.group, s.topics...)
 		if errors.Is(err, kerr.GroupIDNotFound) {
 			err = nil // a new group: nothing committed
 		}
@@ -131,30 +152,52 @@ func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map
 			return nil, fmt.Errorf("fetching the committed offsets of group %q: %w", s.set.group, err)
 		}
 	}
-	s.offsets, s.ends, s.buffered = schemas.Offsets{}, nil, nil
-	if s.stopAtEnd {
-		s.ends = schemas.Offsets{}
+	return pos, nil
+}
+
+// startOf returns where partition p of topic starts, resuming from from.
+func (s *source) startOf(pos *positions, from schemas.Offsets, topic string, p int32) (int64, error) {
+	start, _ := pos.starts.Lookup(topic, p)
+	hwm, _ := pos.hwms.Lookup(topic, p)
+	end, _ := pos.end.Lookup(topic, p)
+	return s.startAt(from, pos.group, topic, p, start.Offset, hwm.Offset, end.Offset)
+}
+
+// plan decides where each partition starts.
+func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map[int32]kgo.Offset, error) {
+	pos, err := s.listPositions(ctx)
+	if err != nil {
+		return nil, err
 	}
+	s.offsets, s.ends, s.buffered = schemas.Offsets{}, nil, nil
+	s.setEnds(pos)
 	assign := map[string]map[int32]kgo.Offset{}
 	for _, topic := range s.topics {
-		src := s.names[topic]
 		assign[topic] = map[int32]kgo.Offset{}
-		for p := range counts[topic] {
-			start, _ := starts.Lookup(topic, p)
-			hwm, _ := hwms.Lookup(topic, p)
-			end, _ := ends.Lookup(topic, p)
-			at, err := s.startAt(from, group, topic, p, start.Offset, hwm.Offset, end.Offset)
+		for p := range pos.counts[topic] {
+			at, err := s.startOf(pos, from, topic, p)
 			if err != nil {
 				return nil, err
 			}
 			assign[topic][p] = kgo.NewOffset().At(at)
-			s.offsets.Set(src, p, at)
-			if s.ends != nil {
-				s.ends.Set(src, p, end.Offset)
-			}
+			s.offsets.Set(s.names[topic], p, at)
 		}
 	}
 	return assign, nil
+}
+
+// setEnds records, with StopAtEnd, where every partition ends.
+func (s *source) setEnds(pos *positions) {
+	if !s.stopAtEnd {
+		return
+	}
+	s.ends = schemas.Offsets{}
+	for _, topic := range s.topics {
+		for p := range pos.counts[topic] {
+			end, _ := pos.end.Lookup(topic, p)
+			s.ends.Set(s.names[topic], p, end.Offset)
+		}
+	}
 }
 
 // startAt returns where partition p of topic starts, given its log start, high watermark and
@@ -188,7 +231,11 @@ func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic
 
 // Offsets returns the next offset of every partition: where it started, or after the last
 // record Read returned.
-func (s *source) Offsets() schemas.Offsets { return s.offsets.Clone() }
+func (s *source) Offsets() schemas.Offsets {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offsets.Clone()
+}
 
 // Read returns the next records of one partition, waiting for some until ctx is done. It
 // returns io.EOF once max_num_records were returned or max_read_time_seconds passed, and with
@@ -204,10 +251,11 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 		if !s.deadline.IsZero() && !time.Now().Before(s.deadline) {
 			return nil, io.EOF
 		}
-		if b := s.take(); b != nil {
+		b, atEnd := s.next()
+		if b != nil {
 			return b, nil
 		}
-		if s.ends != nil && s.atEnd() {
+		if atEnd {
 			return nil, io.EOF
 		}
 		if err := ctx.Err(); err != nil {
@@ -221,11 +269,13 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 		cancel()
 		// Keep what the poll fetched before looking at its errors: the client's positions
 		// have moved past these records, so dropping them would lose them.
+		s.mu.Lock()
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			if len(p.Records) > 0 {
+			if len(p.Records) > 0 && !s.handedOver[component.Partition{Source: s.names[p.Topic], Partition: p.Partition}] {
 				s.buffered = append(s.buffered, chunk{topic: p.Topic, partition: p.Partition, recs: p.Records})
 			}
 		})
+		s.mu.Unlock()
 		if err := s.fetchError(fs, pctx); err != nil {
 			return nil, err
 		}
@@ -246,6 +296,17 @@ func (s *source) fetchError(fs kgo.Fetches, pctx context.Context) error {
 		return fmt.Errorf("%s: reading topic %s partition %d: %w", s.what, e.Topic, e.Partition, e.Err)
 	}
 	return nil
+}
+
+// next returns the next batch of buffered records, if any, or whether every partition reached
+// where it ends with StopAtEnd.
+func (s *source) next() (*schemas.Batch, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.take(); b != nil {
+		return b, false
+	}
+	return nil, s.ends != nil && s.atEnd()
 }
 
 // take returns the next batch from the fetched records: the records of the first buffered
@@ -307,8 +368,12 @@ func (s *source) take() *schemas.Batch {
 	return nil
 }
 
-// atEnd reports whether every partition reached where it ended at Open.
+// atEnd reports whether every partition reached where it ended at Open; in a group, every
+// partition assigned, once assigned.
 func (s *source) atEnd() bool {
+	if s.grouped() {
+		return s.groupAtEnd()
+	}
 	for src, parts := range s.ends {
 		for p, end := range parts {
 			if next, _ := s.offsets.Get(src, p); next < end {
@@ -346,6 +411,9 @@ func (s *source) Ack(ctx context.Context, committed schemas.Offsets) error {
 	if s.set.group == "" || s.adm == nil {
 		return nil
 	}
+	if s.grouped() {
+		return s.commitGroup(ctx, committed)
+	}
 	offsets := kadm.Offsets{}
 	for _, topic := range s.topics {
 		for p, next := range committed[s.names[topic]] {
@@ -375,7 +443,9 @@ func (s *source) Close() error {
 		s.admin.Close()
 		s.admin, s.adm = nil, nil
 	}
+	s.mu.Lock()
 	s.buffered = nil
+	s.mu.Unlock()
 	if s.format.reg != nil {
 		s.format.reg.close()
 	}

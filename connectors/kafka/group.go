@@ -1,0 +1,221 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// This file is ReadFromKafka as a member of a consumer group (docs/scaling.md): with group.id,
+// copies of a pipeline share the partitions of its topics. The group may move partitions at
+// any time; the runner's Rebalancer makes each move lose and duplicate nothing:
+//   - a partition given to this copy starts where the sinks committed it, read anew;
+//   - a partition taken away is first committed by every sink, up to the last record read.
+// Cooperative-sticky assignment moves only the partitions that must move.
+
+// Group returns the consumer group the source reads in, or "".
+func (s *source) Group() string { return s.set.group }
+
+// SetRebalancer makes the source join its group when it opens.
+func (s *source) SetRebalancer(r component.Rebalancer) { s.rebalancer = r }
+
+func (s *source) grouped() bool { return s.rebalancer != nil && s.set.group != "" }
+
+// openGroup joins the group. Partitions are read once assigned, from where adjust says.
+func (s *source) openGroup(ctx context.Context) error {
+	pos, err := s.listPositions(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.offsets, s.ends, s.buffered, s.handedOver, s.joined = schemas.Offsets{}, nil, nil, map[component.Partition]bool{}, false
+	s.setEnds(pos)
+	s.mu.Unlock()
+	opts := append(s.set.consumerOpts(),
+		kgo.ConsumerGroup(s.set.group),
+		kgo.ConsumeTopics(s.topics...),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.DisableAutoCommit(),
+		kgo.AdjustFetchOffsetsFn(s.adjust),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { s.setJoined() }),
+		kgo.OnPartitionsRevoked(s.revoked),
+		kgo.OnPartitionsLost(s.lost),
+	)
+	if s.set.session > 0 {
+		opts = append(opts, kgo.SessionTimeout(s.set.session))
+	}
+	s.cl, err = s.set.newClient(opts...)
+	return err
+}
+
+func (s *source) setJoined() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.joined = true
+}
+
+// adjust sets where newly assigned partitions start: where the sinks committed them (the
+// runner reads their checkpoints again), else as at Open without a checkpoint.
+func (s *source) adjust(ctx context.Context, assigned map[string]map[int32]kgo.Offset) (map[string]map[int32]kgo.Offset, error) {
+	topics := map[string][]int32{}
+	for topic, ps := range assigned {
+		for p := range ps {
+			topics[topic] = append(topics[topic], p)
+		}
+	}
+	parts := s.partitions(topics)
+	from, err := s.rebalancer.Assigned(ctx, parts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	pos, err := s.listPositions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	out := map[string]map[int32]kgo.Offset{}
+	starts := schemas.Offsets{}
+	for topic, ps := range assigned {
+		out[topic] = map[int32]kgo.Offset{}
+		for p := range ps {
+			at, err := s.startOf(pos, from, topic, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", s.what, err)
+			}
+			out[topic][p] = kgo.NewOffset().At(at)
+			starts.Set(s.names[topic], p, at)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for src, ps := range starts {
+		for p, at := range ps {
+			s.offsets.Set(src, p, at) // a partition coming back starts over where the sinks are
+			delete(s.handedOver, component.Partition{Source: src, Partition: p})
+		}
+	}
+	return out, nil
+}
+
+// revoked hands partitions over: their records are no longer returned, and the callback
+// returns, letting the group move them, once every sink committed what was read of them.
+func (s *source) revoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	parts := s.handOver(revoked)
+	if len(parts) == 0 {
+		return
+	}
+	if err := s.rebalancer.Revoked(ctx, parts); err != nil {
+		// Not committed: what was read of them must not be committed later either.
+		s.rebalancer.Lost(parts)
+	}
+	s.forget(parts)
+}
+
+// lost gives partitions up that the group already took away (the session expired).
+func (s *source) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
+	parts := s.handOver(lost)
+	if len(parts) == 0 {
+		return
+	}
+	s.rebalancer.Lost(parts)
+	s.forget(parts)
+}
+
+// handOver stops returning the records of the partitions and drops those buffered.
+func (s *source) handOver(m map[string][]int32) []component.Partition {
+	parts := s.partitions(m)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range parts {
+		s.handedOver[p] = true
+	}
+	s.buffered = slices.DeleteFunc(s.buffered, func(c chunk) bool {
+		return s.handedOver[component.Partition{Source: s.names[c.topic], Partition: c.partition}]
+	})
+	return parts
+}
+
+// forget removes handed-over partitions from the offsets.
+func (s *source) forget(parts []component.Partition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range parts {
+		s.offsets.Delete(p.Source, p.Partition)
+	}
+}
+
+// partitions lists the partitions of topics, in order.
+func (s *source) partitions(topics map[string][]int32) []component.Partition {
+	var parts []component.Partition
+	for topic, ps := range topics {
+		for _, p := range ps {
+			parts = append(parts, component.Partition{Source: s.names[topic], Partition: p})
+		}
+	}
+	slices.SortFunc(parts, func(a, b component.Partition) int {
+		if c := strings.Compare(a.Source, b.Source); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+	return parts
+}
+
+// groupAtEnd reports, with StopAtEnd, whether the group assigned partitions and every one of
+// them reached where it ended at Open.
+func (s *source) groupAtEnd() bool {
+	if !s.joined {
+		return false
+	}
+	for src, ps := range s.offsets {
+		for p, next := range ps {
+			if end, ok := s.ends.Get(src, p); ok && next < end {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// commitGroup commits the offsets of the partitions this member holds to the group, with its
+// generation, so lag tools see progress. The sinks' checkpoints stay the truth: a commit
+// refused in the middle of a rebalance is only logged by the runner.
+func (s *source) commitGroup(ctx context.Context, committed schemas.Offsets) error {
+	offsets := map[string]map[int32]kgo.EpochOffset{}
+	for _, topic := range s.topics {
+		for p, next := range committed[s.names[topic]] {
+			if offsets[topic] == nil {
+				offsets[topic] = map[int32]kgo.EpochOffset{}
+			}
+			offsets[topic][p] = kgo.EpochOffset{Epoch: -1, Offset: next}
+		}
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	var commitErr error
+	s.cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			commitErr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if err := kerr.ErrorForCode(p.ErrorCode); err != nil && commitErr == nil {
+					commitErr = fmt.Errorf("topic %s partition %d: %w", t.Topic, p.Partition, err)
+				}
+			}
+		}
+	})
+	if commitErr != nil {
+		return fmt.Errorf("%s: committing offsets to group %q: %w", s.what, s.set.group, commitErr)
+	}
+	return nil
+}

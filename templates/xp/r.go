@@ -1,0 +1,5 @@
+package xp
+
+import "strings"
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
