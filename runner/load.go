@@ -68,14 +68,17 @@ type file struct {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-// load parses src (the content of path) and decodes the pipeline structure.
-func load(path string, src []byte, diags, warnings *diag.List) *file {
+// load parses src (the content of path), unless doc is its parsed document already, and
+// decodes the pipeline structure.
+func load(path string, src []byte, doc *yaml.Node, diags, warnings *diag.List) *file {
 	lines := strings.Split(string(src), "\n")
 	f := &file{path: path, dec: &component.Decoder{File: path, Lines: lines, Diags: diags, Warnings: warnings}, warnings: warnings}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		f.yamlError(err)
-		return nil
+	if doc == nil {
+		doc = &yaml.Node{}
+		if err := yaml.Unmarshal(src, doc); err != nil {
+			f.yamlError(err)
+			return nil
+		}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		diags.Add(diag.Pos{File: path, Line: 1, Col: 1}, "the file is empty: a pipeline file needs a pipeline: key")

@@ -10,6 +10,8 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/templates"
 	"github.com/sluicehq/sluice/transforms/window"
 	"gopkg.in/yaml.v3"
 )
@@ -27,6 +29,10 @@ type Plan struct {
 	SpecHash string
 	// Trigger is the epoch length: the shortest a sink asks for, else checkpoint_interval.
 	Trigger time.Duration
+	// Secrets are values that must never be shown: mask logs and errors with them.
+	Secrets *secret.Set
+	// Template is the file's template header, or nil.
+	Template *templates.Header
 }
 
 // Node is one transform of a plan.
@@ -76,19 +82,71 @@ func (n *Node) Output(tag string) (component.Output, bool) {
 
 // Load reads and validates the pipeline file at path. The error, if any, is a diag.List with
 // every problem found.
-func Load(path string) (*Plan, error) {
+func Load(path string) (*Plan, error) { return LoadWith(path, LoadOptions{}) }
+
+// LoadOptions are the values a template is rendered with.
+type LoadOptions struct {
+	// Params are -p, --parameters and --params-file values, in the order given.
+	Params []templates.Param
+	// JinjaVariables are Beam's --jinja_variables.
+	JinjaVariables map[string]any
+}
+
+// LoadWith reads the pipeline file at path, renders it as a template with o's values (see
+// docs/templates.md) and validates it. Positions in errors are the template file's; secret
+// values are masked in them.
+func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	src, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, src)
+	r, err := templates.Render(path, src, templates.Input{Params: o.Params, JinjaVariables: o.JinjaVariables})
+	if err != nil {
+		return nil, err
+	}
+	p, err := parse(path, r.Source, r.Doc)
+	if p != nil {
+		p.Secrets = r.Secrets
+		p.Template = r.Header
+	}
+	if r.Doc != nil {
+		err = remap(err, r)
+		if p != nil {
+			if w, ok := remap(p.Warnings, r).(diag.List); ok {
+				p.Warnings = w
+			}
+		}
+	}
+	return p, err
 }
 
-// Parse validates a pipeline file's content; path is used in messages.
-func Parse(path string, src []byte) (*Plan, error) {
+// remap moves the positions of diagnostics in a rendered text to the template's lines, and
+// masks secrets in them.
+func remap(err error, r *templates.Result) error {
+	list, ok := err.(diag.List)
+	if !ok {
+		return err
+	}
+	out := make(diag.List, len(list))
+	for i, d := range list {
+		if d.Line > 0 {
+			d.Line = r.Line(d.Line)
+		}
+		d.Summary, d.Detail = r.Secrets.Mask(d.Summary), r.Secrets.Mask(d.Detail)
+		out[i] = d
+	}
+	return out
+}
+
+// Parse validates a pipeline file's content; path is used in messages. The content is not
+// rendered as a template.
+func Parse(path string, src []byte) (*Plan, error) { return parse(path, src, nil) }
+
+// parse validates a pipeline file's content, or its already parsed document doc.
+func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 	var diags diag.List
 	p := &Plan{File: path}
-	f := load(path, src, &diags, &p.Warnings)
+	f := load(path, src, doc, &diags, &p.Warnings)
 	if f == nil {
 		return nil, diags.Err()
 	}

@@ -28,9 +28,10 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml [--for D] [--max-records N] [--stop-at-end] [--metrics-addr A] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
-		{"validate", "PIPELINE.yaml...", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
-		{"graph", "PIPELINE.yaml [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
+		{"run", "PIPELINE.yaml [params] [--for D] [--max-records N] [--stop-at-end] [--metrics-addr A] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
+		{"validate", "PIPELINE.yaml... [params]", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
+		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd},
+		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
 		{"dev", "kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]", "run a local Kafka-protocol broker for development", devCmd},
 		{"version", "", "print the version", versionCmd},
@@ -67,6 +68,7 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  sluice %-9s %s\n  %10s %s\n", c.name, c.args, "", c.summary)
 	}
+	fmt.Fprintln(w, "\nTemplate params: "+paramsUsage)
 	fmt.Fprintln(w, "\nExit codes: 0 success, 1 invalid pipeline, 2 usage error, 3 runtime failure.")
 }
 
@@ -100,15 +102,16 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, bool) {
 	}
 }
 
-// report prints an error: diagnostics one per line, anything else after "sluice: ".
+// report prints an error: diagnostics one per line, anything else after "sluice: ". Secrets
+// of the pipelines loaded are masked.
 func report(stderr io.Writer, err error) {
 	var list diag.List
 	if errors.As(err, &list) {
-		fmt.Fprintln(stderr, list.Error())
+		fmt.Fprintln(stderr, shown.Mask(list.Error()))
 		if len(list) > 1 {
 			fmt.Fprintf(stderr, "%d problems\n", len(list))
 		}
 		return
 	}
-	fmt.Fprintf(stderr, "sluice: %s\n", strings.TrimSpace(err.Error()))
+	fmt.Fprintf(stderr, "sluice: %s\n", shown.Mask(strings.TrimSpace(err.Error())))
 }

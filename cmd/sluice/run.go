@@ -30,6 +30,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
+	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
@@ -43,7 +44,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return exitUsage
 	}
-	p, err := runner.Load(pos[0])
+	p, log, err := loadForRun(pos[0], tf, log)
 	if err != nil {
 		report(stderr, err)
 		return exitInvalid

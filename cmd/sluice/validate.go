@@ -11,24 +11,25 @@ import (
 
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "usage: sluice validate PIPELINE.yaml...")
+		fmt.Fprintln(stderr, "usage: sluice validate PIPELINE.yaml... "+paramsUsage)
 		return exitUsage
 	}
 	code := exitOK
 	for _, path := range pos {
-		p, err := runner.Load(path)
+		p, err := tf.load(path)
 		if err != nil {
 			report(stderr, err)
 			code = exitInvalid
 			continue
 		}
 		for _, w := range p.Warnings {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, w.Summary)
+			fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, shown.Mask(w.Summary))
 		}
 		fmt.Fprintf(stdout, "%s: valid (%d transforms)\n", path, len(p.Nodes))
 	}
@@ -38,6 +39,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 func graphCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
 	format := fs.String("format", "dot", "dot or mermaid")
+	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
@@ -46,7 +48,7 @@ func graphCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: sluice graph PIPELINE.yaml [--format dot|mermaid]")
 		return exitUsage
 	}
-	p, err := runner.Load(pos[0])
+	p, err := tf.load(pos[0])
 	if err != nil {
 		report(stderr, err)
 		return exitInvalid

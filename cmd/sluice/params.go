@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+
+	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/templates"
+)
+
+// templateFlags are the flags that give a template its values: -p NAME=VALUE (repeatable),
+// --parameters in gcloud's syntax, --params-file and Beam's --jinja_variables.
+type templateFlags struct {
+	opts runner.LoadOptions
+}
+
+const paramsUsage = "[-p NAME=VALUE]... [--parameters K=V,K2=V2] [--params-file F] [--jinja_variables JSON]"
+
+// addTemplateFlags registers the template flags on fs.
+func addTemplateFlags(fs *flag.FlagSet) *templateFlags {
+	t := &templateFlags{}
+	fs.Func("p", "a template parameter NAME=VALUE (repeatable)", func(s string) error {
+		p, err := templates.ParseAssignment(s, "-p")
+		if err == nil {
+			t.opts.Params = append(t.opts.Params, p)
+		}
+		return err
+	})
+	fs.Func("parameters", "template parameters in gcloud's syntax: K=V,K2=V2 or ^@^K=V@K2=V2", func(s string) error {
+		ps, err := templates.ParseGcloud(s)
+		t.opts.Params = append(t.opts.Params, ps...)
+		return err
+	})
+	fs.Func("params-file", "a JSON or YAML file of template parameters NAME: VALUE", func(s string) error {
+		ps, err := templates.ReadParamsFile(s)
+		t.opts.Params = append(t.opts.Params, ps...)
+		return err
+	})
+	fs.Func("jinja_variables", `Jinja variables as a JSON object, as Beam's --jinja_variables '{"k": "v"}'`, func(s string) error {
+		vars, err := templates.ParseJinjaVariables(s)
+		if t.opts.JinjaVariables == nil {
+			t.opts.JinjaVariables = map[string]any{}
+		}
+		for k, v := range vars {
+			t.opts.JinjaVariables[k] = v
+		}
+		return err
+	})
+	return t
+}
+
+// shown holds the secrets of every pipeline this process loaded: report masks errors with
+// them, whichever command prints them.
+var shown secret.Set
+
+// load loads and validates a pipeline with the template flags' values.
+func (t *templateFlags) load(path string) (*runner.Plan, error) {
+	p, err := runner.LoadWith(path, t.opts)
+	if p != nil {
+		shown.Merge(p.Secrets)
+	}
+	return p, err
+}
+
+// loadForRun loads a pipeline to run and returns log with the pipeline's secrets masked. With
+// secrets, it also becomes slog's default logger, which LogForTesting writes rows to.
+func loadForRun(path string, t *templateFlags, log *slog.Logger) (*runner.Plan, *slog.Logger, error) {
+	p, err := t.load(path)
+	if p != nil && p.Secrets.Len() > 0 {
+		log = slog.New(maskHandler{h: log.Handler(), s: p.Secrets})
+		slog.SetDefault(log)
+	}
+	return p, log, err
+}
+
+// maskHandler masks secrets in log records: in the message and in every attribute.
+type maskHandler struct {
+	h slog.Handler
+	s *secret.Set
+}
+
+func (m maskHandler) Enabled(ctx context.Context, l slog.Level) bool { return m.h.Enabled(ctx, l) }
+
+func (m maskHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, m.s.Mask(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(m.attr(a))
+		return true
+	})
+	return m.h.Handle(ctx, out)
+}
+
+func (m maskHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	masked := make([]slog.Attr, len(as))
+	for i, a := range as {
+		masked[i] = m.attr(a)
+	}
+	return maskHandler{h: m.h.WithAttrs(masked), s: m.s}
+}
+
+func (m maskHandler) WithGroup(name string) slog.Handler {
+	return maskHandler{h: m.h.WithGroup(name), s: m.s}
+}
+
+func (m maskHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, m.s.Mask(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		masked := make([]any, len(g))
+		for i, e := range g {
+			masked[i] = m.attr(e)
+		}
+		return slog.Group(a.Key, masked...)
+	case slog.KindAny:
+		text := fmt.Sprint(v.Any())
+		if masked := m.s.Mask(text); masked != text {
+			return slog.String(a.Key, masked)
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sluicehq/sluice/templates"
+)
+
+// renderCmd prints a pipeline file after templating, with secrets masked.
+func renderCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("render", flag.ContinueOnError)
+	tf := addTemplateFlags(fs)
+	pos, ok := parse(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: sluice render PIPELINE.yaml "+paramsUsage)
+		return exitUsage
+	}
+	src, err := os.ReadFile(pos[0])
+	if err != nil {
+		report(stderr, fmt.Errorf("cannot read the pipeline file: %w", err))
+		return exitInvalid
+	}
+	r, err := templates.Render(pos[0], src, templates.Input{Params: tf.opts.Params, JinjaVariables: tf.opts.JinjaVariables})
+	if err != nil {
+		report(stderr, err)
+		return exitInvalid
+	}
+	shown.Merge(r.Secrets)
+	fmt.Fprint(stdout, r.Display())
+	return exitOK
+}

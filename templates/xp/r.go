@@ -1,5 +1,0 @@
-package xp
-
-import "strings"
-
-func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
