@@ -5,5 +5,6 @@ import (
 	_ "github.com/sluicehq/sluice/connectors/create"    // Create
 	_ "github.com/sluicehq/sluice/connectors/files"     // ReadFromJson, ReadFromText, WriteToJson, WriteToText
 	_ "github.com/sluicehq/sluice/connectors/generator" // StreamingDataGenerator
+	_ "github.com/sluicehq/sluice/connectors/iceberg"   // WriteToIceberg
 	_ "github.com/sluicehq/sluice/connectors/kafka"     // ReadFromKafka, WriteToKafka
 )

@@ -1,0 +1,176 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/sql" // type: sql
+	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // the SQLite driver of the default catalog
+)
+
+// DefaultWarehouse is the directory, relative to the working directory, of the catalog and
+// tables when catalog_properties is empty.
+const DefaultWarehouse = "warehouse"
+
+// sqliteParams make several connections (and processes) share a catalog file: WAL lets readers
+// run beside the writer, and a writer waits for the lock instead of failing at once.
+const sqliteParams = "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+
+// catalogProps returns the properties to load the catalog with: config_properties, then
+// catalog_properties over them, with a local SQLite catalog filled in where they are silent
+// (docs/iceberg.md).
+func catalogProps(cfg *WriteConfig) (iceberg.Properties, error) {
+	p := iceberg.Properties{}
+	maps.Copy(p, cfg.ConfigProperties)
+	maps.Copy(p, cfg.CatalogProperties)
+	typ := strings.ToLower(p["type"])
+	if typ == "" && p["uri"] == "" {
+		typ = "sql"
+		if p["warehouse"] == "" {
+			p["warehouse"] = DefaultWarehouse
+		}
+	}
+	if typ != "sql" {
+		return p, nil
+	}
+	p["type"] = "sql"
+	if p["sql.driver"] != "" && p["sql.driver"] != "sqlite" {
+		return p, nil // another database: passed through as given
+	}
+	wh, err := localWarehouse(p["warehouse"])
+	if err != nil {
+		return nil, err
+	}
+	dbPath := p["uri"]
+	if dbPath == "" {
+		if wh == "" {
+			return nil, errors.New("catalog_properties: a sql catalog needs a uri (the catalog database) or a warehouse")
+		}
+		dbPath = filepath.Join(wh, "catalog.db")
+	}
+	dsn, err := sqliteDSN(dbPath)
+	if err != nil {
+		return nil, err
+	}
+	p["uri"], p["sql.driver"], p["sql.dialect"] = dsn, "sqlite", "sqlite"
+	if wh != "" {
+		p["warehouse"] = (&url.URL{Scheme: "file", Path: filepath.ToSlash(wh)}).String()
+	}
+	return p, nil
+}
+
+// localWarehouse returns the absolute directory of a local warehouse ("" for a remote one or
+// none), creating it.
+func localWarehouse(wh string) (string, error) {
+	if wh == "" || (strings.Contains(wh, "://") && !strings.HasPrefix(wh, "file://")) {
+		return "", nil
+	}
+	dir, err := filepath.Abs(strings.TrimPrefix(wh, "file://"))
+	if err != nil {
+		return "", fmt.Errorf("warehouse %s: %w", wh, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create the warehouse directory: %w", err)
+	}
+	return dir, nil
+}
+
+// sqliteDSN turns a catalog uri (a path, file:path, sqlite:///path as SQLAlchemy writes it) into
+// the driver's DSN, adding sqliteParams unless the uri sets pragmas itself.
+func sqliteDSN(uri string) (string, error) {
+	path, query, _ := strings.Cut(uri, "?")
+	for _, prefix := range []string{"sqlite:///", "sqlite://", "sqlite:", "file://", "file:"} {
+		if strings.HasPrefix(path, prefix) {
+			path = strings.TrimPrefix(path, prefix)
+			if prefix == "sqlite:///" && !filepath.IsAbs(path) {
+				path = "/" + path
+			}
+			break
+		}
+	}
+	if path != ":memory:" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", fmt.Errorf("catalog uri %s: %w", uri, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return "", fmt.Errorf("create the catalog directory: %w", err)
+		}
+		path = abs
+	}
+	if !strings.Contains(query, "_pragma") {
+		query = strings.TrimPrefix(query+"&"+sqliteParams, "&")
+	}
+	return "file:" + path + "?" + query, nil
+}
+
+// identifier splits "db.events" into its namespace and name.
+func identifier(name string) (table.Identifier, error) {
+	parts := strings.Split(name, ".")
+	for _, p := range parts {
+		if p == "" {
+			return nil, fmt.Errorf("table %q: want namespace.table, as db.events", name)
+		}
+	}
+	if len(parts) < 2 {
+		return nil, fmt.Errorf("table %q: want namespace.table, as db.events", name)
+	}
+	return parts, nil
+}
+
+// openCatalog loads the catalog of cfg.
+func openCatalog(ctx context.Context, cfg *WriteConfig) (catalog.Catalog, error) {
+	props, err := catalogProps(cfg)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.CatalogName
+	if name == "" {
+		name = "sluice"
+	}
+	cat, err := catalog.Load(ctx, name, props)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
+	return cat, nil
+}
+
+// closeCatalog releases the catalog's connections, if it holds any.
+func closeCatalog(cat catalog.Catalog) error {
+	if c, ok := cat.(catalog.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// loadOrCreate loads the table, creating it (and its namespace) from the plan when missing.
+func loadOrCreate(ctx context.Context, cat catalog.Catalog, ident table.Identifier, p *plan) (*table.Table, bool, error) {
+	tbl, err := cat.LoadTable(ctx, ident)
+	if err == nil {
+		return tbl, false, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) {
+		return nil, false, fmt.Errorf("load table %s: %w", strings.Join(ident, "."), err)
+	}
+	ns := catalog.NamespaceFromIdent(ident)
+	if err := cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, catalog.ErrNamespaceAlreadyExists) {
+		return nil, false, fmt.Errorf("create namespace %s: %w", strings.Join(ns, "."), err)
+	}
+	tbl, err = cat.CreateTable(ctx, ident, p.schema, catalog.WithPartitionSpec(&p.spec), catalog.WithProperties(p.tableProps))
+	if errors.Is(err, catalog.ErrTableAlreadyExists) { // another process was faster
+		tbl, err = cat.LoadTable(ctx, ident)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("create table %s: %w", strings.Join(ident, "."), err)
+	}
+	return tbl, true, nil
+}

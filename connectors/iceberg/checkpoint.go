@@ -1,0 +1,230 @@
+package iceberg
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// The snapshot summary keys of a sluice commit (docs/iceberg.md). Every key is prefixed, so
+// they never meet the keys of other writers.
+const (
+	keyPipeline = "sluice.pipeline"
+	keyInstance = "sluice.instance"
+	keyEpoch    = "sluice.epoch"
+	keyOffsets  = "sluice.offsets" // JSON: source -> partition -> next offset, merged over instances
+	keyCommit   = "sluice.commit"  // a random id per Commit call, to recognise it after a lost reply
+	keyState    = "sluice.state"   // windowed operators' state, when there is any
+)
+
+// stored is one sluice commit found in a table's history.
+type stored struct {
+	snapshotID int64
+	instance   string
+	epoch      uint64
+	commit     string
+	offsets    schemas.Offsets
+	state      []byte
+}
+
+// summaryProps returns the snapshot properties that record cp, with the merged offsets.
+func summaryProps(cp component.Checkpoint, instance, commitID string, merged schemas.Offsets) (iceberg.Properties, error) {
+	offsets, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("encode the offsets of epoch %d: %w", cp.Epoch, err)
+	}
+	p := iceberg.Properties{
+		keyPipeline: cp.Pipeline,
+		keyEpoch:    strconv.FormatUint(cp.Epoch, 10),
+		keyOffsets:  string(offsets),
+		keyCommit:   commitID,
+	}
+	if instance != "" {
+		p[keyInstance] = instance
+	}
+	if len(cp.State) > 0 {
+		state, err := json.Marshal(cp.State) // base64 text
+		if err != nil {
+			return nil, err
+		}
+		p[keyState] = string(state)
+	}
+	return p, nil
+}
+
+// history walks the table's main branch from its current snapshot back to the oldest
+// ancestor and calls fn with each commit of pipeline, newest first, until fn returns false.
+func history(meta table.Metadata, pipeline string, fn func(stored) bool) error {
+	cur := meta.CurrentSnapshot()
+	if cur == nil {
+		return nil
+	}
+	for _, snap := range table.AncestorsOf(cur.SnapshotID, meta.SnapshotByID) {
+		if snap.Summary == nil || snap.Summary.Properties[keyPipeline] != pipeline {
+			continue
+		}
+		st, err := parseStored(snap)
+		if err != nil {
+			return err
+		}
+		if !fn(st) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func parseStored(snap table.Snapshot) (stored, error) {
+	p := snap.Summary.Properties
+	st := stored{snapshotID: snap.SnapshotID, instance: p[keyInstance], commit: p[keyCommit]}
+	var err error
+	if st.epoch, err = strconv.ParseUint(p[keyEpoch], 10, 64); err != nil {
+		return st, fmt.Errorf("snapshot %d: bad %s %q", snap.SnapshotID, keyEpoch, p[keyEpoch])
+	}
+	if err := json.Unmarshal([]byte(p[keyOffsets]), &st.offsets); err != nil {
+		return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyOffsets, err)
+	}
+	if s := p[keyState]; s != "" {
+		if err := json.Unmarshal([]byte(s), &st.state); err != nil {
+			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyState, err)
+		}
+	}
+	return st, nil
+}
+
+// latest returns the newest commit of pipeline (whose offsets are the merged map of every
+// instance), or nil.
+func latest(meta table.Metadata, pipeline string) (*stored, error) {
+	var found *stored
+	err := history(meta, pipeline, func(st stored) bool { found = &st; return false })
+	return found, err
+}
+
+// lastEpoch returns the newest epoch instance committed, or 0.
+func lastEpoch(meta table.Metadata, pipeline, instance string) (uint64, error) {
+	var epoch uint64
+	err := history(meta, pipeline, func(st stored) bool {
+		if st.instance == instance {
+			epoch = st.epoch
+			return false
+		}
+		return true
+	})
+	return epoch, err
+}
+
+// findCommit reports whether the commit with this id is in the history.
+func findCommit(meta table.Metadata, pipeline, commitID string) (bool, error) {
+	found := false
+	err := history(meta, pipeline, func(st stored) bool {
+		found = st.commit == commitID
+		return !found
+	})
+	return found, err
+}
+
+// committedEpoch reports whether instance already committed epoch with offsets that cover
+// cp's moved partitions (a Commit repeated after a crash).
+func committedEpoch(meta table.Metadata, cp component.Checkpoint, instance string) (bool, error) {
+	found := false
+	err := history(meta, cp.Pipeline, func(st stored) bool {
+		if st.instance != instance || st.epoch < cp.Epoch {
+			return st.instance != instance // older epochs of this instance: stop
+		}
+		if st.epoch == cp.Epoch {
+			found = covers(st.offsets, moved(cp))
+			return false
+		}
+		return true
+	})
+	return found, err
+}
+
+// checkpointOf turns a stored commit into the checkpoint Open and Reload return.
+func checkpointOf(pipeline string, st *stored) *component.Checkpoint {
+	if st == nil {
+		return nil
+	}
+	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), State: st.state}
+}
+
+// moved returns the partitions of cp whose next offset differs from where they started.
+func moved(cp component.Checkpoint) schemas.Offsets {
+	out := schemas.Offsets{}
+	for src, parts := range cp.Next {
+		for p, next := range parts {
+			if from, ok := cp.From.Get(src, p); !ok || from != next {
+				out.Set(src, p, next)
+			}
+		}
+	}
+	return out
+}
+
+// covers reports whether have records every partition of want at or beyond want's offset.
+func covers(have, want schemas.Offsets) bool {
+	for src, parts := range want {
+		for p, next := range parts {
+			if h, ok := have.Get(src, p); !ok || h < next {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// OffsetConflictError is the error of a commit whose partitions another copy of the pipeline
+// committed since this copy's epoch began: the copy lost them, and must resume from the
+// table. Nothing of the epoch was committed.
+type OffsetConflictError struct {
+	Table, Source string
+	Partition     int32
+	Epoch         uint64
+	// Want is the offset the epoch started from (-1: none); Have the table's (-1: none).
+	Want, Have int64
+}
+
+func (e *OffsetConflictError) Error() string {
+	show := func(n int64) string {
+		if n < 0 {
+			return "none"
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	return fmt.Sprintf("table %s: epoch %d starts %s partition %d at offset %s, but the table has committed it up to %s: another copy of the pipeline took the partition; the epoch is not committed, and the next run resumes from the table",
+		e.Table, e.Epoch, e.Source, e.Partition, show(e.Want), show(e.Have))
+}
+
+// casMerge checks cp against the table's stored offsets (compare-and-set) and returns the
+// offsets to store: the table's, with cp's moved partitions updated. A checkpoint without
+// From (a caller that does not track where epochs start) is not checked.
+func casMerge(tableName string, have schemas.Offsets, cp component.Checkpoint) (schemas.Offsets, error) {
+	merged := have.Clone()
+	for src, parts := range moved(cp) {
+		for p, next := range parts {
+			if cp.From == nil {
+				merged.Set(src, p, next)
+				continue
+			}
+			from, fromOK := cp.From.Get(src, p)
+			cur, curOK := have.Get(src, p)
+			if fromOK != curOK || from != cur {
+				e := &OffsetConflictError{Table: tableName, Source: src, Partition: p, Epoch: cp.Epoch, Want: -1, Have: -1}
+				if fromOK {
+					e.Want = from
+				}
+				if curOK {
+					e.Have = cur
+				}
+				return nil, e
+			}
+			merged.Set(src, p, next)
+		}
+	}
+	return merged, nil
+}

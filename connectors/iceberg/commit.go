@@ -1,0 +1,157 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Commit retries: a conflicting commit of another writer, or a failure whose outcome is
+// unknown, is retried this many times in all, waiting between commitBackoffMin and
+// commitBackoffMax (doubling, with jitter).
+const (
+	commitAttempts   = 10
+	commitBackoffMin = 50 * time.Millisecond
+	commitBackoffMax = 2 * time.Second
+)
+
+// errLostReply, returned by a test hook at stepSent, stands for a commit whose reply was lost:
+// Commit must find out from the table whether it happened. Any other hook error stops Commit
+// as a crash would.
+var errLostReply = errors.New("the catalog's reply was lost")
+
+// Commit adds every file sealed for the epochs up to cp.Epoch to the table in one snapshot
+// whose summary records cp. The snapshot's base is pinned: when the table moved meanwhile,
+// the commit is rebuilt on the new state, its offsets checked again (compare-and-set) and
+// sent again. A commit already in the table's history is not sent again.
+func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	_, tbl, err := s.state()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	pipeline, instance, last := s.pipeline, s.instance, s.last
+	s.mu.Unlock()
+	if cp.Pipeline != pipeline {
+		return fmt.Errorf("%s: commit for pipeline %q, opened for %q", s.what, cp.Pipeline, pipeline)
+	}
+	if cp.Epoch <= last {
+		done, err := committedEpoch(tbl.Metadata(), cp, instance)
+		if err != nil {
+			return fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+		}
+		if done {
+			s.committed(cp.Epoch, nil)
+			return nil
+		}
+	}
+	files := s.pending(cp.Epoch)
+	commitID := uuid.NewString()
+	var lastErr error
+	for attempt := range commitAttempts {
+		if attempt > 0 {
+			s.retries.Add(1)
+			if err := backoff(ctx, attempt); err != nil {
+				return fmt.Errorf("%s: committing epoch %d to table %s: %w (last failure: %w)", s.what, cp.Epoch, s.cfg.Table, err, lastErr)
+			}
+			fresh, err := s.refresh(ctx)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			tbl = fresh
+			// The previous attempt may have been committed without our hearing of it.
+			if found, err := findCommit(tbl.Metadata(), pipeline, commitID); err != nil {
+				return fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+			} else if found {
+				s.committed(cp.Epoch, tbl)
+				return nil
+			}
+		}
+		next, err := s.commitOnce(ctx, tbl, cp, files, instance, commitID)
+		if err == nil {
+			s.committed(cp.Epoch, next)
+			return nil
+		}
+		var conflict *OffsetConflictError
+		if errors.As(err, &conflict) || errors.Is(err, errHook) || ctx.Err() != nil {
+			return err
+		}
+		lastErr = err
+	}
+	return fmt.Errorf("%s: committing epoch %d to table %s failed %d times; the next run resumes from the last committed epoch: %w",
+		s.what, cp.Epoch, s.cfg.Table, commitAttempts, lastErr)
+}
+
+// errHook marks errors of the test hook that stop Commit.
+var errHook = errors.New("stopped by the test hook")
+
+// commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot.
+func (s *sink) commitOnce(ctx context.Context, tbl *table.Table, cp component.Checkpoint, files []iceberg.DataFile, instance, commitID string) (*table.Table, error) {
+	st, err := latest(tbl.Metadata(), cp.Pipeline)
+	if err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+	}
+	var have schemas.Offsets
+	if st != nil {
+		have = st.offsets
+	}
+	merged, err := casMerge(s.cfg.Table, have, cp)
+	if err != nil {
+		return nil, err
+	}
+	props, err := summaryProps(cp, instance, commitID, merged)
+	if err != nil {
+		return nil, err
+	}
+	txn := tbl.NewTransaction()
+	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+	}
+	if len(files) > 0 {
+		err = txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
+	} else { // no rows, but the offsets moved: an empty snapshot records them
+		err = txn.AddFiles(ctx, nil, props, false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: preparing the snapshot of epoch %d for table %s: %w", s.what, cp.Epoch, s.cfg.Table, err)
+	}
+	if err := s.step(stepBefore); err != nil {
+		return nil, fmt.Errorf("%w: %w", errHook, err)
+	}
+	next, err := txn.Commit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: committing epoch %d to table %s: %w", s.what, cp.Epoch, s.cfg.Table, err)
+	}
+	if err := s.step(stepSent); err != nil {
+		if errors.Is(err, errLostReply) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", errHook, err)
+	}
+	return next, nil
+}
+
+// backoff waits before attempt (1, 2, ...), or returns the context's error.
+func backoff(ctx context.Context, attempt int) error {
+	d := min(commitBackoffMin<<(attempt-1), commitBackoffMax)
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
