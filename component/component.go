@@ -179,7 +179,7 @@ type Rebalancer interface {
 	// stop returning records of parts from Read. It returns at once when the run is over.
 	Revoked(ctx context.Context, parts []Partition) error
 	// Lost reports partitions taken away without a chance to commit (the source's group
-	// session expired): their records read since the last commit may now be another copy's,
-	// so the run stops without committing them.
-	Lost(parts []Partition)
+	// session expired, or cause): their records read since the last commit may now be
+	// another copy's, so the run stops without committing them.
+	Lost(parts []Partition, cause error)
 }

@@ -53,9 +53,13 @@ func (b rebalancer) Revoked(ctx context.Context, parts []component.Partition) er
 	}
 }
 
-func (b rebalancer) Lost(parts []component.Partition) {
-	err := fmt.Errorf("%s (%s): lost partitions %v without handing them over (its group session expired?); stopping without committing them: the next run resumes from the last commit",
-		b.s.node.describe(), b.s.node.Pos, parts)
+func (b rebalancer) Lost(parts []component.Partition, cause error) {
+	why := "its consumer group session expired"
+	if cause != nil {
+		why = cause.Error()
+	}
+	err := fmt.Errorf("%s (%s): lost partitions %v without handing them over (%s); stopping without committing what was read of them since the last commit: the next run resumes from there",
+		b.s.node.describe(), b.s.node.Pos, parts, why)
 	b.r.lost.CompareAndSwap(nil, &err)
 	b.r.poke()
 }
@@ -117,6 +121,7 @@ func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Pa
 	for _, k := range s.sinks {
 		cp, err := k.sink.(component.Reloader).Reload(ctx)
 		if err != nil {
+			r.log.Warn("reading a sink's checkpoint for newly assigned partitions failed", "sink", k.node.Name, "err", err)
 			return nil, fmt.Errorf("%s (%s): reading its checkpoint for newly assigned partitions: %w", k.node.describe(), k.node.Pos, err)
 		}
 		got := schemas.Offsets{}

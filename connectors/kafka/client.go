@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -35,6 +36,12 @@ func parseBootstrap(v string) []string {
 	return out
 }
 
+// clientLogEnv names the environment variable that makes the Kafka clients log to stderr, at
+// the level it gives (error, warn, info or debug): for troubleshooting, docs/kafka.md.
+const clientLogEnv = "SLUICE_KAFKA_CLIENT_LOG"
+
+var clientLogLevels = map[string]kgo.LogLevel{"error": kgo.LogLevelError, "warn": kgo.LogLevelWarn, "info": kgo.LogLevelInfo, "debug": kgo.LogLevelDebug}
+
 // newClient returns a client of the brokers in s with the extra options (consumer or
 // producer ones). It starts the embedded broker when the config says so.
 func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
@@ -52,6 +59,9 @@ func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge)}, s.security.opts()...)
 	opts = append(opts, extra...)
+	if level, ok := clientLogLevels[os.Getenv(clientLogEnv)]; ok {
+		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, level, nil)))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client for %s: %w", strings.Join(seeds, ","), err)

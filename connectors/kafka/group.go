@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
@@ -20,6 +21,10 @@ import (
 //   - a partition given to this copy starts where the sinks committed it, read anew;
 //   - a partition taken away is first committed by every sink, up to the last record read.
 // Cooperative-sticky assignment moves only the partitions that must move.
+
+// groupEndCheck is how often a grouped source with StopAtEnd checks whether its partitions
+// reached their end while no records come.
+const groupEndCheck = 250 * time.Millisecond
 
 // Group returns the consumer group the source reads in, or "".
 func (s *source) Group() string { return s.set.group }
@@ -113,7 +118,7 @@ func (s *source) revoked(ctx context.Context, _ *kgo.Client, revoked map[string]
 	}
 	if err := s.rebalancer.Revoked(ctx, parts); err != nil {
 		// Not committed: what was read of them must not be committed later either.
-		s.rebalancer.Lost(parts)
+		s.rebalancer.Lost(parts, fmt.Errorf("handing them over: %w", err))
 	}
 	s.forget(parts)
 }
@@ -124,7 +129,7 @@ func (s *source) lost(_ context.Context, _ *kgo.Client, lost map[string][]int32)
 	if len(parts) == 0 {
 		return
 	}
-	s.rebalancer.Lost(parts)
+	s.rebalancer.Lost(parts, nil)
 	s.forget(parts)
 }
 

@@ -262,8 +262,13 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 			return nil, err
 		}
 		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if !s.deadline.IsZero() {
+		switch {
+		case !s.deadline.IsZero():
 			pctx, cancel = context.WithDeadline(ctx, s.deadline)
+		case s.ends != nil && s.grouped():
+			// The group may assign partitions that are already at their end, or none: look
+			// again at the end now and then, as no record may come to end the poll.
+			pctx, cancel = context.WithTimeout(ctx, groupEndCheck)
 		}
 		fs := s.cl.PollRecords(pctx, s.set.maxPoll)
 		cancel()

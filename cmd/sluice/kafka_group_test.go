@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKafkaGroupRebalance runs two copies of an exactly-once Kafka -> Kafka pipeline in one
+// consumer group while 200k records flow in. Copy b joins after a, leaves gracefully, comes
+// back, is SIGKILLed, comes back again; each time the group moves partitions between them.
+// At the end one copy drains what is left, and a read_committed consumer of the output must
+// see every input record exactly once.
+func TestKafkaGroupRebalance(t *testing.T) {
+	addr := os.Getenv("SLUICE_TEST_KAFKA")
+	if addr == "" {
+		addr = startDevKafka(t, "--topic", "group_in:8").addr
+	}
+	const records = 200_000
+	dir := t.TempDir()
+	run := fmt.Sprintf("group_%d", time.Now().UnixNano())
+	in, out := "group_in", "out_"+run
+	if os.Getenv("SLUICE_TEST_KAFKA") != "" {
+		in = "in_" + run
+	}
+	produced := produceSteadily(t, addr, in, records, 12*time.Second)
+	pipeline := filepath.Join(dir, "p.yaml")
+	writeFile(t, pipeline, fmt.Sprintf(`pipeline:
+  type: chain
+  source:
+    type: ReadFromKafka
+    config:
+      bootstrap_servers: %[1]s
+      topic: %[3]s
+      format: JSON
+      auto_offset_reset_config: earliest
+      consumer_config:
+        group.id: %[4]s
+        session.timeout.ms: "6000"
+      schema:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string}
+          amount: {type: number}
+  transforms:
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          doubled: amount * 2
+  sink:
+    type: WriteToKafka
+    config:
+      bootstrap_servers: %[1]s
+      topic: %[2]s
+      format: JSON
+options:
+  name: %[4]s
+  checkpoint_interval: 100ms
+`, addr, out, in, run))
+
+	var bs []*runningCopy // every run of copy b
+	startB := func() *runningCopy { bs = append(bs, startCopy(t, pipeline, "b")); return bs[len(bs)-1] }
+	a := startCopy(t, pipeline, "a")
+	time.Sleep(2 * time.Second)
+	b := startB()
+	time.Sleep(3 * time.Second)
+	b.stop(t, syscall.SIGTERM) // graceful: b commits and leaves; a takes its partitions
+	time.Sleep(2 * time.Second)
+	b = startB()
+	time.Sleep(3 * time.Second)
+	b.stop(t, syscall.SIGKILL) // a crash: the group moves b's partitions after its session expires
+	b = startB()
+	if err := <-produced; err != nil {
+		t.Fatalf("producing the input: %v", err)
+	}
+	time.Sleep(8 * time.Second) // past the dead member's session: the group balances a and b again
+	b.stop(t, syscall.SIGTERM)
+	a.stop(t, syscall.SIGTERM)
+	if !strings.Contains(a.log(), "partitions handed over") {
+		t.Errorf("copy a never handed partitions over\n%s", a.log())
+	}
+	for i, b := range bs {
+		if !strings.Contains(b.log(), "partitions assigned") {
+			t.Errorf("run %d of copy b was never assigned partitions\n%s", i+1, b.log())
+		}
+	}
+	before := countIDs(t, addr, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	final := exec.CommandContext(ctx, binary, "run", pipeline, "--stop-at-end", "--instance", "a")
+	if res, err := final.CombinedOutput(); err != nil {
+		t.Fatalf("final run: %v\n%s", err, res)
+	}
+	seen := countIDs(t, addr, out)
+	want := make([]int64, records)
+	for i := range want {
+		want[i] = int64(i)
+	}
+	dups := checkDelivery(t, "exactly_once", want, seen)
+	t.Logf("%d input records, %d committed by the two copies before the final drain, %d output records checked, %d duplicates",
+		records, len(before), len(seen)+dups, dups)
+}
+
+// runningCopy is one `sluice run` process of a pipeline in a consumer group.
+type runningCopy struct {
+	name string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	out  bytes.Buffer
+}
+
+func (c *runningCopy) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.Write(p)
+}
+
+func (c *runningCopy) log() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.String()
+}
+
+func startCopy(t *testing.T, pipeline, name string) *runningCopy {
+	t.Helper()
+	c := &runningCopy{name: name}
+	c.cmd = exec.Command(binary, "run", pipeline, "--instance", name)
+	c.cmd.Env = append(os.Environ(), "SLUICE_KAFKA_CLIENT_LOG=info")
+	c.cmd.Stdout, c.cmd.Stderr = c, c
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.cmd.Process.Kill() })
+	return c
+}
+
+// stop sends sig and waits for the process; after SIGTERM it must exit 0.
+func (c *runningCopy) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	start := time.Now()
+	defer func() { t.Logf("copy %s stopped by %v in %v", c.name, sig, time.Since(start).Round(time.Millisecond)) }()
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if sig == syscall.SIGTERM && err != nil {
+			t.Fatalf("copy %s after SIGTERM: %v\n%s", c.name, err, c.log())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("copy %s did not stop within 60 s of %v\n%s", c.name, sig, c.log())
+	}
+}
