@@ -90,15 +90,21 @@ type LoadOptions struct {
 	Params []templates.Param
 	// JinjaVariables are Beam's --jinja_variables.
 	JinjaVariables map[string]any
+	// Source, when set, is the file's content: path is then only its name in messages (a
+	// built-in template is loaded this way).
+	Source []byte
 }
 
 // LoadWith reads the pipeline file at path, renders it as a template with o's values (see
 // docs/templates.md) and validates it. Positions in errors are the template file's; secret
 // values are masked in them.
 func LoadWith(path string, o LoadOptions) (*Plan, error) {
-	src, err := readFile(path)
-	if err != nil {
-		return nil, err
+	src := o.Source
+	if src == nil {
+		var err error
+		if src, err = readFile(path); err != nil {
+			return nil, err
+		}
 	}
 	r, err := templates.Render(path, src, templates.Input{Params: o.Params, JinjaVariables: o.JinjaVariables})
 	if err != nil {

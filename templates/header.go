@@ -47,6 +47,10 @@ type ParamSpec struct {
 	Regexes []*regexp.Regexp
 	// EnumOptions are the values an enum parameter accepts (sluice adds).
 	EnumOptions []string
+	// Unsupported, when set, says why sluice rejects any value of this parameter and what to
+	// use instead (sluice adds): a Dataflow parameter that has no meaning here is an error,
+	// never silently ignored.
+	Unsupported string
 	// Pos is the position of the parameter's declaration.
 	Pos        diag.Pos
 	defaultPos diag.Pos
@@ -55,33 +59,14 @@ type ParamSpec struct {
 // Secret reports whether the parameter's value must never be shown.
 func (p *ParamSpec) Secret() bool { return p.Type == TypePassword }
 
-var headerKey = regexp.MustCompile(`^template\s*:`)
-
 // ReadHeader finds and decodes the `template:` header of the file at path (content src), before
 // any rendering: the header is the top-level `template:` key and the indented lines below it.
 // It returns nil when there is no header. Problems are added to diags.
 func ReadHeader(path string, src []byte, diags *diag.List) *Header {
-	lines := strings.Split(string(src), "\n")
-	start := -1
-	for i, l := range lines {
-		if headerKey.MatchString(l) {
-			start = i
-			break
-		}
-	}
+	text, start := TopLevelBlock(src, "template")
 	if start < 0 {
 		return nil
 	}
-	end := start + 1
-	for end < len(lines) {
-		l := lines[end]
-		if l != "" && l[0] != ' ' && l[0] != '\t' && l[0] != '#' {
-			break
-		}
-		end++
-	}
-	// Blank lines before the header keep the YAML parser's line numbers those of the file.
-	text := strings.Repeat("\n", start) + strings.Join(lines[start:end], "\n")
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		diags.Add(diag.Pos{File: path, Line: start + 1, Col: 1}, "invalid template header: %s", strings.TrimPrefix(err.Error(), "yaml: "))
@@ -126,6 +111,33 @@ func ReadHeader(path string, src []byte, diags *diag.List) *Header {
 type headerDecoder struct {
 	file  string
 	diags *diag.List
+}
+
+// TopLevelBlock returns the top-level key of src and the indented lines below it, preceded by
+// as many empty lines as come before it (so that YAML positions in it are those of src), and
+// the 0-based line where it starts; -1 when src has no such key. Blocks read this way (the
+// template header, the tests) are read before rendering, so they must not depend on Jinja.
+func TopLevelBlock(src []byte, key string) (string, int) {
+	lines := strings.Split(string(src), "\n")
+	start := -1
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, key); ok && strings.HasPrefix(strings.TrimLeft(rest, " \t"), ":") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return "", -1
+	}
+	end := start + 1
+	for end < len(lines) {
+		l := lines[end]
+		if l != "" && l[0] != ' ' && l[0] != '\t' && l[0] != '#' && l[0] != '-' {
+			break
+		}
+		end++
+	}
+	return strings.Repeat("\n", start) + strings.Join(lines[start:end], "\n"), start
 }
 
 func (d *headerDecoder) at(n *yaml.Node) diag.Pos { return diag.At(d.file, n) }
@@ -276,6 +288,8 @@ func (d *headerDecoder) param(n *yaml.Node) *ParamSpec {
 			ok = d.regexes(v, p) && ok
 		case "enum_options", "enumOptions":
 			ok = d.enumOptions(v, p) && ok
+		case "unsupported":
+			p.Unsupported = d.str(v, "unsupported")
 		}
 		// Other keys (order, parentName, hiddenUi, ...) are Dataflow's UI metadata.
 	}
@@ -349,6 +363,9 @@ func (d *headerDecoder) checkDuplicates(h *Header) {
 // check returns what is wrong with value for this parameter ("must be ..."), or "".
 // hide keeps the value out of the message (it came from a secret reference).
 func (p *ParamSpec) check(value string, hide bool) string {
+	if p.Unsupported != "" && value != "" {
+		return "is not supported by sluice: " + p.Unsupported
+	}
 	shown := fmt.Sprintf("%q", value)
 	if p.Secret() || hide {
 		shown = "the value given (not shown)"

@@ -27,6 +27,11 @@ func HasJinja(src []byte) bool {
 	return bytes.Contains(src, []byte("{{")) || bytes.Contains(src, []byte("{%")) || bytes.Contains(src, []byte("{#"))
 }
 
+// hasStatement reports whether src holds a Jinja statement or comment tag.
+func hasStatement(src []byte) bool {
+	return bytes.Contains(src, []byte("{%")) || bytes.Contains(src, []byte("{#"))
+}
+
 // unset is the value of an optional Dataflow parameter that was not given and has no default.
 // It renders as a marker, so that a mapping key or list item whose value is exactly the marker
 // can be removed after YAML parsing. It is false in {% if %}, and `default` replaces it, as
@@ -50,6 +55,8 @@ func environment() *exec.Environment {
 	}
 	_ = filters.Replace("default", unsetDefault)
 	_ = filters.Replace("d", unsetDefault)
+	_ = filters.Register("local_file", localFile)
+	_ = filters.Register("local_path", localPath)
 	tests := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
 	_ = tests.Replace("defined", func(_ *exec.Context, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 		return !(in.IsError() || in.IsNil() || isUnset(in)), nil
@@ -64,6 +71,35 @@ func environment() *exec.Environment {
 		ControlStructures: builtins.ControlStructures,
 		Methods:           builtins.Methods,
 	}
+}
+
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// localFile is the filter `path | local_file` (sluice adds): the text of a local file, for
+// parameters such as the Streaming Data Generator's schemaLocation. A relative path is from the
+// working directory. An unset parameter passes through (so that its key is removed).
+func localFile(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+	v := localPath(e, in, params)
+	if v.IsError() || isUnset(v) {
+		return v
+	}
+	b, err := os.ReadFile(v.String())
+	if err != nil {
+		return exec.AsValue(fmt.Errorf("local_file: cannot read %s: %w", v.String(), pathErr(err)))
+	}
+	return exec.AsValue(string(b))
+}
+
+// localPath is the filter `path | local_path` (sluice adds): the path itself, or an error for a
+// URL (gs://, s3://, ...), since sluice reads no object store for a template's files.
+func localPath(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if isUnset(in) {
+		return in
+	}
+	if m := urlScheme.FindString(in.String()); m != "" {
+		return exec.AsValue(fmt.Errorf("%s paths are not supported here: copy the file and give its local path", m))
+	}
+	return in
 }
 
 func isUnset(v *exec.Value) bool {
@@ -310,6 +346,7 @@ func stripMarkers(s string) (string, lineMap) {
 
 var (
 	atLine       = regexp.MustCompile(`at line (\d+)`)
+	filterCall   = regexp.MustCompile(`invalid call to filter '([^']+)': (.*)$`)
 	undefinedVar = regexp.MustCompile(`Unable to evaluate name "([^"]+)"`)
 	wrapPrefix   = regexp.MustCompile(`^(unable to execute template: )?((Unable to (render expression|execute controlStructure|render condition) at line \d+|[A-Za-z]+ControlStructure\([^)]*\)|[^:]*\([^)]*\)|[^:"]+ \{[^}]*\}): )+`)
 )
@@ -351,6 +388,11 @@ func (t *template) renderError(err error) error {
 		return e
 	}
 	e.msg = "cannot render the template: " + wrapPrefix.ReplaceAllString(msg, "")
+	if m := filterCall.FindAllStringSubmatch(msg, -1); m != nil {
+		// A filter's own error says it all; gonja wraps it in every enclosing call.
+		last := m[len(m)-1]
+		e.msg = "cannot render the template: filter " + last[1] + ": " + last[2]
+	}
 	return e
 }
 

@@ -73,7 +73,13 @@ func ReadParamsFile(path string) ([]Param, error) {
 	if len(doc.Content) == 0 {
 		return nil, nil
 	}
-	m := doc.Content[0]
+	return ParamsFromNode(path, doc.Content[0], from)
+}
+
+// ParamsFromNode reads parameters from a YAML mapping NAME: VALUE of the file at path. Scalars
+// are taken as written; mappings and lists become JSON text, as a map parameter's value is.
+// from says where they were given, for messages.
+func ParamsFromNode(path string, m *yaml.Node, from string) ([]Param, error) {
 	if m.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d:%d: want a mapping of parameter names to values", path, m.Line, m.Column)
 	}

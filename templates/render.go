@@ -62,7 +62,10 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 	if len(diags) > 0 {
 		return nil, diags.Err()
 	}
-	if !HasJinja(src) {
+	if !HasJinja(src) || (res.Header == nil && len(in.Params) == 0 && in.JinjaVariables == nil && !hasStatement(src)) {
+		// A plain file given no variables is rendered only if it has a Jinja statement or
+		// comment: a bare {{ }} there is more likely data, e.g. the Streaming Data
+		// Generator's faker syntax (docs/templates.md).
 		return res, nil
 	}
 	r := &renderer{path: path, src: src, vars: vars, binds: binds, diags: &diags}

@@ -149,7 +149,7 @@ func TestUndefinedVariable(t *testing.T) {
 
 func TestTemplateSyntaxError(t *testing.T) {
 	path := write(t, "p.yaml", "pipeline:\n  transforms:\n    - type: {{ kind \n")
-	_, err := render(t, path, Input{})
+	_, err := render(t, path, Input{JinjaVariables: map[string]any{"kind": "Create"}})
 	got := problems(t, path, err)
 	if len(got) != 1 || !strings.HasPrefix(got[0], "3:") || !strings.Contains(got[0], "invalid template") {
 		t.Errorf("got %q", got)
@@ -468,4 +468,19 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A plain file given no variables keeps a bare {{ }} as data (the generator's faker syntax),
+// but is rendered once it has a statement, or variables are given.
+func TestPlainFileKeepsBareExpressions(t *testing.T) {
+	src := "pipeline:\n  source:\n    config:\n      schema: '{\"id\": \"{{uuid()}}\"}'\n"
+	path := write(t, "p.yaml", src)
+	r, err := render(t, path, Input{})
+	if err != nil || string(r.Source) != src {
+		t.Fatalf("a plain file changed: %v\n%s", err, r.Source)
+	}
+	path = write(t, "q.yaml", "{% set k = 'Create' %}\npipeline:\n  type: {{ k }}\n")
+	if r, err = render(t, path, Input{}); err != nil || !strings.Contains(string(r.Source), "type: Create") {
+		t.Fatalf("a file with a statement was not rendered: %v\n%s", err, r.Source)
+	}
 }

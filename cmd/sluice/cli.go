@@ -28,9 +28,11 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml [params] [--for D] [--max-records N] [--stop-at-end] [--metrics-addr A] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
+		{"run", "PIPELINE.yaml|template:NAME [params] [--for D] [--max-records N] [--stop-at-end] [--metrics-addr A] [--log-level L] [--cpuprofile F]", "run a pipeline", runCmd},
 		{"validate", "PIPELINE.yaml... [params]", "check pipelines; every problem as FILE:LINE:COL: message", validateCmd},
 		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd},
+		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd},
+		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
 		{"dev", "kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]", "run a local Kafka-protocol broker for development", devCmd},
@@ -69,7 +71,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  sluice %-9s %s\n  %10s %s\n", c.name, c.args, "", c.summary)
 	}
 	fmt.Fprintln(w, "\nTemplate params: "+paramsUsage)
-	fmt.Fprintln(w, "\nExit codes: 0 success, 1 invalid pipeline, 2 usage error, 3 runtime failure.")
+	fmt.Fprintln(w, "A built-in template stands where a pipeline file does: sluice run template:Kafka_To_Iceberg -p ...")
+	fmt.Fprintln(w, "\nExit codes: 0 success, 1 invalid pipeline or failed test, 2 usage error, 3 runtime failure.")
 }
 
 func versionCmd(_ []string, stdout, _ io.Writer) int {

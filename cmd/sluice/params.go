@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/runner"
@@ -56,13 +58,36 @@ func addTemplateFlags(fs *flag.FlagSet) *templateFlags {
 // them, whichever command prints them.
 var shown secret.Set
 
-// load loads and validates a pipeline with the template flags' values.
+// load loads and validates a pipeline with the template flags' values. path may name a
+// built-in template: template:NAME.
 func (t *templateFlags) load(path string) (*runner.Plan, error) {
-	p, err := runner.LoadWith(path, t.opts)
+	src, err := readPipeline(path)
+	if err != nil {
+		return nil, err
+	}
+	o := t.opts
+	o.Source = src
+	p, err := runner.LoadWith(path, o)
 	if p != nil {
 		shown.Merge(p.Secrets)
 	}
 	return p, err
+}
+
+// readPipeline reads a pipeline file, or the source of a built-in template (template:NAME).
+func readPipeline(path string) ([]byte, error) {
+	if strings.HasPrefix(path, templates.BuiltinPrefix) {
+		b, err := templates.LookupBuiltin(path)
+		if err != nil {
+			return nil, err
+		}
+		return b.Source, nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the pipeline file: %w", err)
+	}
+	return src, nil
 }
 
 // loadForRun loads a pipeline to run and returns log with the pipeline's secrets masked. With

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/sluicehq/sluice/templates"
 )
@@ -21,9 +20,9 @@ func renderCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: sluice render PIPELINE.yaml "+paramsUsage)
 		return exitUsage
 	}
-	src, err := os.ReadFile(pos[0])
+	src, err := readPipeline(pos[0])
 	if err != nil {
-		report(stderr, fmt.Errorf("cannot read the pipeline file: %w", err))
+		report(stderr, err)
 		return exitInvalid
 	}
 	r, err := templates.Render(pos[0], src, templates.Input{Params: tf.opts.Params, JinjaVariables: tf.opts.JinjaVariables})

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/templates"
+)
+
+// testTimeout bounds one test: a source a test reads for real (allowed_sources) must end.
+const testTimeout = 2 * time.Minute
+
+// testCmd runs the tests: of pipeline files, as Beam YAML's tests run (docs/testing.md).
+func testCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	suite := fs.String("suite", "", "a file whose tests: list runs against each pipeline too (Beam's --test_suite)")
+	tf := addTemplateFlags(fs)
+	pos, ok := parse(fs, args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	if len(pos) == 0 {
+		fmt.Fprintln(stderr, "usage: sluice test PIPELINE.yaml... [--suite TESTS.yaml] "+paramsUsage)
+		return exitUsage
+	}
+	code := exitOK
+	for _, path := range pos {
+		if !runTests(path, *suite, tf, stdout, stderr) {
+			code = exitInvalid
+		}
+	}
+	return code
+}
+
+// runTests runs the tests of one pipeline and reports whether all passed.
+func runTests(path, suite string, tf *templateFlags, stdout, stderr io.Writer) bool {
+	src, err := readPipeline(path)
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	tests, err := runner.ReadTests(path, src)
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	if suite != "" {
+		more, err := readSuite(suite)
+		if err != nil {
+			report(stderr, err)
+			return false
+		}
+		tests = append(tests, more...)
+	}
+	if len(tests) == 0 {
+		fmt.Fprintf(stderr, "%s: no tests: add a tests: list (docs/testing.md)\n", path)
+		return false
+	}
+	failed := 0
+	for _, t := range tests {
+		if msg := runTest(path, src, t, tf); msg != "" {
+			failed++
+			fmt.Fprintf(stdout, "FAIL %s (%s)\n%s\n", t.Name, t.Pos, indent(shown.Mask(msg)))
+			continue
+		}
+		fmt.Fprintf(stdout, "ok   %s\n", t.Name)
+	}
+	fmt.Fprintf(stdout, "%s: %d passed, %d failed\n", path, len(tests)-failed, failed)
+	return failed == 0
+}
+
+// runTest loads the pipeline with the test's parameters and runs the test; it returns why the
+// test failed, or "".
+func runTest(path string, src []byte, t *runner.PipelineTest, tf *templateFlags) string {
+	o := tf.opts
+	o.Source = src
+	o.Params = append(append([]templates.Param{}, o.Params...), t.Params...)
+	p, err := runner.LoadWith(path, o)
+	if p != nil {
+		shown.Merge(p.Secrets)
+	}
+	if err != nil {
+		return "the pipeline is invalid with this test's parameters:\n" + err.Error()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := runner.RunTest(ctx, p, t)
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(res.Failures, "\n")
+}
+
+func readSuite(path string) ([]*runner.PipelineTest, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--suite: %w", err)
+	}
+	tests, err := runner.ReadTests(path, src)
+	if err == nil && len(tests) == 0 {
+		err = fmt.Errorf("--suite %s: no tests: list in it", path)
+	}
+	return tests, err
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
