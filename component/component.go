@@ -80,6 +80,19 @@ type Checkpoint struct {
 	// processes) changes a partition's stored offset only if it still equals From there
 	// (compare-and-set), so a copy that lost a partition cannot commit it a second time.
 	From schemas.Offsets `json:"-"`
+	// Fences are, for every source upstream that reads in a Kafka consumer group, who this
+	// copy is in the group and the offsets the epoch reaches. A sink that commits in a Kafka
+	// transaction commits them to the group inside it, so that the group refuses the
+	// transaction of a copy that lost its partitions without knowing it (KIP-447).
+	Fences []GroupFence `json:"-"`
+}
+
+// GroupFence is a copy's membership of a consumer group, with the offsets it commits there.
+type GroupFence struct {
+	Group      string
+	MemberID   string
+	Generation int32
+	Offsets    schemas.Offsets
 }
 
 // SinkInfo is what a sink learns when it opens.
@@ -164,6 +177,8 @@ type Partition struct {
 type Grouped interface {
 	Group() string
 	SetRebalancer(Rebalancer)
+	// Member returns the source's member id and generation in the group, as it knows them.
+	Member() (id string, generation int32)
 }
 
 // Rebalancer is how a grouped source hands partitions over without loss or duplicates. Its

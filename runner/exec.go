@@ -576,7 +576,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 			// A sink that was ahead keeps its offsets: the source resumed from the sink behind.
 			k.next.Advance(next[s])
 		}
-		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from}
+		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from, Fences: fences(k, next)}
 		k.mu.Unlock()
 		wg.Go(func() {
 			start := time.Now()

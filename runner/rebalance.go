@@ -209,3 +209,18 @@ func (k *sinkState) reassign(parts []component.Partition, at schemas.Offsets) {
 	}
 	k.covered.Store(&covered)
 }
+
+// fences returns, for every grouped source of the sink, its membership and the offsets it
+// reached at the barrier (component.GroupFence).
+func fences(k *sinkState, next map[*sourceState]schemas.Offsets) []component.GroupFence {
+	var out []component.GroupFence
+	for _, s := range k.sources {
+		g, ok := s.src.(component.Grouped)
+		if !ok || g.Group() == "" || len(next[s]) == 0 {
+			continue
+		}
+		id, gen := g.Member()
+		out = append(out, component.GroupFence{Group: g.Group(), MemberID: id, Generation: gen, Offsets: next[s]})
+	}
+	return out
+}

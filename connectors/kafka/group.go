@@ -32,6 +32,14 @@ func (s *source) Group() string { return s.set.group }
 // SetRebalancer makes the source join its group when it opens.
 func (s *source) SetRebalancer(r component.Rebalancer) { s.rebalancer = r }
 
+// Member returns the member id and generation of the source in its group.
+func (s *source) Member() (string, int32) {
+	if s.cl == nil {
+		return "", -1
+	}
+	return s.cl.GroupMetadata()
+}
+
 func (s *source) grouped() bool { return s.rebalancer != nil && s.set.group != "" }
 
 // openGroup joins the group. Partitions are read once assigned, from where adjust says.

@@ -40,6 +40,8 @@ type sink struct {
 	exactly  bool
 	pipeline string
 	key      string
+	txnID    string              // with exactly_once
+	ids      map[string][16]byte // topic ids of grouped sources' topics (fence.go)
 	writers  map[int]*laneWriter
 	failed   error  // set when the sink cannot go on (a failed transaction)
 	header   []byte // heads every value: the Confluent wire format's, or none
@@ -105,7 +107,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.txnMu.Unlock()
 	s.mu.Lock()
-	s.cl, s.exactly, s.pipeline, s.key = cl, exactly, info.Pipeline, key
+	s.cl, s.exactly, s.pipeline, s.key, s.txnID = cl, exactly, info.Pipeline, key, txnID
 	s.writers, s.failed, s.header = map[int]*laneWriter{}, nil, header
 	s.mu.Unlock()
 	return cp, nil
@@ -237,7 +239,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	}
 	s.txnMu.Lock()
 	defer s.txnMu.Unlock()
-	if err := s.commitTxn(ctx, cl, rec, cp.Epoch); err != nil {
+	if err := s.commitTxn(ctx, cl, rec, cp.Epoch, cp.Fences); err != nil {
 		return s.fail(err)
 	}
 	s.committed = cp.Epoch
@@ -250,7 +252,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 // commitTxn writes rec into the open transaction and commits it. On any failure before the
 // commit is sent it aborts the transaction; when the commit's outcome is unknown it says so
 // (the next Open finds out from the checkpoint topic).
-func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, epoch uint64) error {
+func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, epoch uint64, fences []component.GroupFence) error {
 	for _, w := range s.lanes() {
 		if err := w.checkSealed(epoch); err != nil {
 			s.abort(ctx, cl)
@@ -266,6 +268,10 @@ func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, e
 	if err := errors.Join(flushErr, recErr, s.step(stepFlushed)); err != nil {
 		s.abort(ctx, cl)
 		return fmt.Errorf("%s: writing epoch %d (aborted): %w", s.what, epoch, err)
+	}
+	if err := s.commitToGroups(ctx, cl, fences); err != nil {
+		s.abort(ctx, cl)
+		return fmt.Errorf("%s: epoch %d (aborted): %w", s.what, epoch, err)
 	}
 	if err := s.step(stepEnd); err != nil {
 		s.abort(ctx, cl)

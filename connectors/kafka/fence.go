@@ -1,0 +1,129 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ErrFencedCopy is returned when the consumer group refuses an epoch's transaction because
+// this copy of the pipeline no longer owns the partitions it read (its session expired and
+// another copy took them over): the transaction is aborted and nothing of it is visible.
+var ErrFencedCopy = errors.New("this copy of the pipeline lost its partitions to another member of the consumer group; its epoch was aborted")
+
+// commitToGroups commits, inside the open transaction, the offsets of every grouped source
+// to its consumer group, with this copy's generation (KIP-447, as GroupTransactSession does
+// for one client). A copy that lost its partitions without knowing it has a stale generation:
+// the group coordinator refuses, and the transaction must be aborted.
+func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []component.GroupFence) error {
+	if len(fences) == 0 {
+		return nil
+	}
+	id, epoch, err := cl.ProducerID(ctx)
+	if err != nil {
+		return fmt.Errorf("the transactional producer's id: %w", err)
+	}
+	s.mu.Lock()
+	txnID := s.txnID
+	s.mu.Unlock()
+	for _, f := range fences {
+		if f.MemberID == "" || f.Generation < 0 {
+			// The client dropped its membership: it learned that its session ended. A
+			// commit without a generation would pass as an administrator's; refuse it.
+			return fmt.Errorf("%w (group %q: no longer a member)", ErrFencedCopy, f.Group)
+		}
+		add := kmsg.NewPtrAddOffsetsToTxnRequest()
+		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = txnID, id, epoch, f.Group
+		resp, err := add.RequestWith(ctx, cl)
+		if err == nil {
+			err = kerr.ErrorForCode(resp.ErrorCode)
+		}
+		if err != nil {
+			return fmt.Errorf("adding the offsets of group %q to the transaction: %w", f.Group, err)
+		}
+		ids, err := s.topicIDs(ctx, cl, f)
+		if err != nil {
+			return err
+		}
+		commit := kmsg.NewPtrTxnOffsetCommitRequest()
+		commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch = txnID, id, epoch
+		commit.Group, commit.MemberID, commit.Generation = f.Group, f.MemberID, f.Generation
+		for src, parts := range f.Offsets {
+			topic, ok := topicOf(src)
+			if !ok {
+				continue
+			}
+			t := kmsg.NewTxnOffsetCommitRequestTopic()
+			t.Topic, t.TopicID = topic, ids[topic] // by name up to v5, by id from v6
+			for p, next := range parts {
+				tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+				tp.Partition, tp.Offset, tp.LeaderEpoch = p, next, -1
+				t.Partitions = append(t.Partitions, tp)
+			}
+			commit.Topics = append(commit.Topics, t)
+		}
+		cresp, err := commit.RequestWith(ctx, cl)
+		if err != nil {
+			return fmt.Errorf("committing offsets to group %q in the transaction: %w", f.Group, err)
+		}
+		for _, t := range cresp.Topics {
+			for _, p := range t.Partitions {
+				err := kerr.ErrorForCode(p.ErrorCode)
+				switch {
+				case err == nil:
+				case errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID), errors.Is(err, kerr.StaleMemberEpoch):
+					return fmt.Errorf("%w (group %q, generation %d: %v)", ErrFencedCopy, f.Group, f.Generation, err)
+				default:
+					return fmt.Errorf("committing offsets to group %q in the transaction, topic %s partition %d: %w", f.Group, t.Topic, p.Partition, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// topicIDs returns the ids of the topics of f, which TxnOffsetCommit v6+ names them by. They
+// are looked up once per sink: a topic recreated meanwhile has another id, and the commit
+// then fails rather than commit offsets of the old topic to the new one.
+func (s *sink) topicIDs(ctx context.Context, cl *kgo.Client, f component.GroupFence) (map[string][16]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = map[string][16]byte{}
+	}
+	var missing []string
+	for src := range f.Offsets {
+		if topic, ok := topicOf(src); ok {
+			if _, known := s.ids[topic]; !known {
+				missing = append(missing, topic)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		details, err := kadm.NewClient(cl).ListTopics(ctx, missing...)
+		if err == nil {
+			err = details.Error()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking up the ids of topics %v: %w", missing, err)
+		}
+		for _, d := range details {
+			s.ids[d.Topic] = d.ID
+		}
+	}
+	return s.ids, nil
+}
+
+// topicOf returns the topic of a Kafka source's Position.Source.
+func topicOf(src string) (string, bool) {
+	if len(src) <= len(sourcePrefix) || src[:len(sourcePrefix)] != sourcePrefix {
+		return "", false
+	}
+	return src[len(sourcePrefix):], true
+}
