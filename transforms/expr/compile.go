@@ -119,7 +119,7 @@ func (c *compiler) compile() (*Program, error) {
 		return nil, c.toDiagnostic(err)
 	}
 	prog, err := expr.Compile(c.text, expr.Env(envTypes(c.schema)), withFunctions,
-		expr.Patch(divisionPatch{python: python}))
+		expr.Patch(divisionPatch{python: python}), expr.Patch(nullEqualityPatch{schema: c.schema}))
 	if err != nil {
 		return nil, c.toDiagnostic(err)
 	}

@@ -31,6 +31,15 @@ func TestEval(t *testing.T) {
 		{"split(name, 'd')", []any{"wi", "get"}},
 		{"duration('1500ms')", int64(1500)},
 		{"tags", []any{"a", "b"}},
+		// A null field equals nil and differs from any value, as None in Python.
+		{"count == 5", false},
+		{"count != 5", true},
+		{"5 == count", false},
+		{"count == nil", true},
+		{"amount == 7 && count == nil", true},
+		{"nick == 'x'", false},
+		{"nick != 'x'", true},
+		{"'x' == nick", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {

@@ -139,7 +139,7 @@ func toFloat(v any) (float64, bool) {
 
 // withFunctions adds the functions the patch calls.
 func withFunctions(c *conf.Config) {
-	for _, f := range []*builtin.Function{nonZero(fnDivisor, ErrDivisionByZero), nonZero(fnModulus, ErrModuloByZero), pyMod} {
+	for _, f := range []*builtin.Function{nonZero(fnDivisor, ErrDivisionByZero), nonZero(fnModulus, ErrModuloByZero), pyMod, maybeNull} {
 		c.Functions[f.Name] = f
 	}
 }

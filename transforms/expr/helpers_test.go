@@ -33,13 +33,14 @@ var testSchema = schemas.New(
 	schemas.Field{Name: "attrs", Type: schemas.Type{Kind: schemas.Map, Elem: &schemas.Type{Kind: schemas.String}}},
 	schemas.Field{Name: "extra", Type: typ(schemas.Any), Nullable: true},
 	schemas.Field{Name: "user-id", Type: typ(schemas.String)},
+	schemas.Field{Name: "nick", Type: typ(schemas.String), Nullable: true},
 )
 
 func testRow() schemas.Row {
 	return schemas.Row{
 		int64(7), nil, "widget", 0.5, true, big.NewRat(1999, 100), []byte("raw"), mustTime("2024-05-01T10:00:00Z"),
 		map[string]any{"id": int64(42), "address": map[string]any{"zip": "10115"}},
-		[]any{"a", "b"}, map[string]any{"k": "v"}, nil, "u-1",
+		[]any{"a", "b"}, map[string]any{"k": "v"}, nil, "u-1", nil,
 	}
 }
 
