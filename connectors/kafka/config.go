@@ -16,7 +16,8 @@ func init() {
 
 // ReadConfig is the config of ReadFromKafka.
 type ReadConfig struct {
-	Topic            []string   `yaml:"topic" required:"true" doc:"The topic to read, or a list of topics. Every partition of each is read."`
+	Topic            []string   `yaml:"topic" doc:"The topic to read, or a list of topics. Every partition of each is read."`
+	TopicPattern     string     `yaml:"topic_pattern" doc:"sluice adds: instead of topic, read every topic whose whole name matches this regular expression (RE2 syntax), as found when the pipeline starts."`
 	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
 	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema. Default AVRO, as in Beam."`
 	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW and STRING."`

@@ -103,7 +103,7 @@ func (s *source) adjust(ctx context.Context, assigned map[string]map[int32]kgo.O
 				return nil, fmt.Errorf("%s: %w", s.what, err)
 			}
 			out[topic][p] = kgo.NewOffset().At(at)
-			starts.Set(s.names[topic], p, at)
+			starts.Set(sourceName(topic), p, at)
 		}
 	}
 	s.mu.Lock()
@@ -150,7 +150,7 @@ func (s *source) handOver(m map[string][]int32) []component.Partition {
 		s.handedOver[p] = true
 	}
 	s.buffered = slices.DeleteFunc(s.buffered, func(c chunk) bool {
-		return s.handedOver[component.Partition{Source: s.names[c.topic], Partition: c.partition}]
+		return s.handedOver[component.Partition{Source: sourceName(c.topic), Partition: c.partition}]
 	})
 	return parts
 }
@@ -169,7 +169,7 @@ func (s *source) partitions(topics map[string][]int32) []component.Partition {
 	var parts []component.Partition
 	for topic, ps := range topics {
 		for _, p := range ps {
-			parts = append(parts, component.Partition{Source: s.names[topic], Partition: p})
+			parts = append(parts, component.Partition{Source: sourceName(topic), Partition: p})
 		}
 	}
 	slices.SortFunc(parts, func(a, b component.Partition) int {
@@ -203,7 +203,7 @@ func (s *source) groupAtEnd() bool {
 func (s *source) commitGroup(ctx context.Context, committed schemas.Offsets) error {
 	offsets := map[string]map[int32]kgo.EpochOffset{}
 	for _, topic := range s.topics {
-		for p, next := range committed[s.names[topic]] {
+		for p, next := range committed[sourceName(topic)] {
 			if offsets[topic] == nil {
 				offsets[topic] = map[int32]kgo.EpochOffset{}
 			}

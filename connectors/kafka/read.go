@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -37,9 +38,22 @@ var errNoValue = errors.New("the record has no value (a tombstone)")
 
 func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error) {
 	ok := true
-	topics := uniqueTopics(ctx, cfg.Topic)
-	if topics == nil {
+	var topics []string
+	var pattern *regexp.Regexp
+	switch {
+	case cfg.TopicPattern != "" && len(cfg.Topic) > 0:
+		ctx.Errorf(ctx.KeyPos("topic_pattern"), "%s: give topic or topic_pattern, not both", ctx.Describe())
 		ok = false
+	case cfg.TopicPattern != "":
+		var err error
+		if pattern, err = regexp.Compile("^(?:" + cfg.TopicPattern + ")$"); err != nil {
+			ctx.Errorf(ctx.KeyPos("topic_pattern"), "%s: topic_pattern is not a regular expression: %v", ctx.Describe(), err)
+			ok = false
+		}
+	default:
+		if topics = uniqueTopics(ctx, cfg.Topic); topics == nil {
+			ok = false
+		}
 	}
 	set := newSettings()
 	if set.bootstrap = parseBootstrap(cfg.BootstrapServers); len(set.bootstrap) == 0 {
@@ -78,6 +92,7 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 	ctx.Output(component.Main, out)
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOShape)
 	s := newSource(ctx.Describe(), topics, set, format, errOut)
+	s.pattern, s.patternSrc = pattern, cfg.TopicPattern
 	s.out, s.metadata = out, cfg.WithMetadata
 	s.maxRecords, s.maxTime = cfg.MaxNumRecords, time.Duration(cfg.MaxReadTimeSeconds)
 	return s, nil
@@ -97,7 +112,7 @@ func uniqueTopics(ctx *component.Context, topics []string) []string {
 		}
 	}
 	if len(out) == 0 {
-		ctx.Errorf(ctx.KeyPos("topic"), "%s needs a topic", ctx.Describe())
+		ctx.Errorf(ctx.KeyPos("topic"), "%s needs a topic (or a topic_pattern)", ctx.Describe())
 	}
 	return out
 }

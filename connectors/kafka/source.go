@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,8 +28,9 @@ type source struct {
 	out        *schemas.Schema // the rows' schema: the format's, plus metadata fields
 	metadata   bool            // with_metadata: rows carry the records' metadata
 	what       string          // the component, for messages
-	topics     []string
-	names      map[string]string // topic -> Position.Source
+	topics     []string        // as configured, or those matching pattern when the source opens
+	pattern    *regexp.Regexp  // topic_pattern, anchored, or nil
+	patternSrc string          // topic_pattern as written, for messages
 	set        *settings
 	format     readFormat
 	errOut     *component.ErrorOutput
@@ -62,10 +66,7 @@ type chunk struct {
 }
 
 func newSource(what string, topics []string, set *settings, format readFormat, errOut *component.ErrorOutput) *source {
-	s := &source{what: what, topics: topics, set: set, format: format, out: format.schema, errOut: errOut, names: map[string]string{}}
-	for _, t := range topics {
-		s.names[t] = sourcePrefix + t
-	}
+	s := &source{what: what, topics: topics, set: set, format: format, out: format.schema, errOut: errOut}
 	s.pool.New = func() any { return format.newDecoder() }
 	return s
 }
@@ -87,9 +88,14 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 		return err
 	}
 	s.admin, s.adm = admin, kadm.NewClient(admin)
-	if s.grouped() {
+	if s.pattern != nil {
+		err = s.matchTopics(ctx)
+	}
+	switch {
+	case err != nil:
+	case s.grouped():
 		err = s.openGroup(ctx)
-	} else {
+	default:
 		var assign map[string]map[int32]kgo.Offset
 		if assign, err = s.plan(ctx, from); err == nil {
 			s.cl, err = s.set.newClient(append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))...)
@@ -104,6 +110,32 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 		s.deadline = time.Now().Add(s.maxTime)
 	}
 	s.returned = 0
+	return nil
+}
+
+// sourceName is the Position.Source of the records of topic.
+func sourceName(topic string) string { return sourcePrefix + topic }
+
+// matchTopics sets the topics to those whose name matches the pattern now (internal topics,
+// named __*, excepted).
+func (s *source) matchTopics(ctx context.Context) error {
+	all, err := s.adm.ListTopics(ctx)
+	if err == nil {
+		err = all.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("listing the topics to match topic_pattern %q: %w", s.patternSrc, err)
+	}
+	s.topics = nil
+	for _, name := range all.Names() {
+		if !strings.HasPrefix(name, "__") && s.pattern.MatchString(name) {
+			s.topics = append(s.topics, name)
+		}
+	}
+	if len(s.topics) == 0 {
+		return fmt.Errorf("no topic matches topic_pattern %q (topics: %s)", s.patternSrc, strings.Join(all.Names(), ", "))
+	}
+	slices.Sort(s.topics)
 	return nil
 }
 
@@ -180,7 +212,7 @@ func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map
 				return nil, err
 			}
 			assign[topic][p] = kgo.NewOffset().At(at)
-			s.offsets.Set(s.names[topic], p, at)
+			s.offsets.Set(sourceName(topic), p, at)
 		}
 	}
 	return assign, nil
@@ -195,7 +227,7 @@ func (s *source) setEnds(pos *positions) {
 	for _, topic := range s.topics {
 		for p := range pos.counts[topic] {
 			end, _ := pos.end.Lookup(topic, p)
-			s.ends.Set(s.names[topic], p, end.Offset)
+			s.ends.Set(sourceName(topic), p, end.Offset)
 		}
 	}
 }
@@ -203,7 +235,7 @@ func (s *source) setEnds(pos *positions) {
 // startAt returns where partition p of topic starts, given its log start, high watermark and
 // end (last stable offset with read_committed).
 func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic string, p int32, start, hwm, end int64) (int64, error) {
-	if at, ok := from.Get(s.names[topic], p); ok {
+	if at, ok := from.Get(sourceName(topic), p); ok {
 		switch {
 		case at > hwm:
 			return 0, fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but the partition ends at offset %d: the topic was deleted and recreated, or lost records; give the pipeline a new options.name to start over", topic, p, at, hwm)
@@ -215,7 +247,7 @@ func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic
 	if o, ok := group.Lookup(topic, p); ok && o.Err == nil && o.At >= start && o.At <= hwm {
 		return o.At, nil
 	}
-	if _, resuming := from[s.names[topic]]; resuming {
+	if _, resuming := from[sourceName(topic)]; resuming {
 		// The checkpoints know the topic but not this partition: it was added (or got its
 		// first records) after the last commit, so everything in it is new to the pipeline.
 		return start, nil
@@ -276,7 +308,7 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 		// have moved past these records, so dropping them would lose them.
 		s.mu.Lock()
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			if len(p.Records) > 0 && !s.handedOver[component.Partition{Source: s.names[p.Topic], Partition: p.Partition}] {
+			if len(p.Records) > 0 && !s.handedOver[component.Partition{Source: sourceName(p.Topic), Partition: p.Partition}] {
 				s.buffered = append(s.buffered, chunk{topic: p.Topic, partition: p.Partition, recs: p.Records})
 			}
 		})
@@ -320,7 +352,7 @@ func (s *source) next() (*schemas.Batch, bool) {
 func (s *source) take() *schemas.Batch {
 	for len(s.buffered) > 0 {
 		c := &s.buffered[0]
-		src := s.names[c.topic]
+		src := sourceName(c.topic)
 		end, bounded := s.ends.Get(src, c.partition)
 		limit := len(c.recs)
 		if s.maxRecords > 0 {
@@ -421,7 +453,7 @@ func (s *source) Ack(ctx context.Context, committed schemas.Offsets) error {
 	}
 	offsets := kadm.Offsets{}
 	for _, topic := range s.topics {
-		for p, next := range committed[s.names[topic]] {
+		for p, next := range committed[sourceName(topic)] {
 			offsets.Add(kadm.Offset{Topic: topic, Partition: p, At: next, LeaderEpoch: -1})
 		}
 	}

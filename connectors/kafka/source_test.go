@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -398,5 +398,50 @@ func TestResumeReadsNewPartitionFromStart(t *testing.T) {
 	slices.Sort(got)
 	if strings.Join(got, ",") != "a1,b0,b1,b2" {
 		t.Errorf("read %v, want a1 (resumed) and b0..b2 (the new partition from its start)", got)
+	}
+}
+
+// topic_pattern reads every topic whose whole name matches, and only those.
+func TestTopicPattern(t *testing.T) {
+	a, b := newTopic(t, 1), newTopic(t, 2)
+	other := a + "-more" // matches only if the pattern is not anchored
+	if _, err := kadm.NewClient(testClient(t)).CreateTopic(context.Background(), 1, 1, nil, other); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, a, 0, strs("a")...)
+	produce(t, b, 1, strs("b")...)
+	produce(t, other, 0, strs("other")...)
+	pattern := regexp.QuoteMeta(a) + "|" + regexp.QuoteMeta(b[:len(b)-1]) + "[0-9]"
+	src, out, _, err := readSource(t, fmt.Sprintf("  topic_pattern: '%s'\n  bootstrap_servers: %s\n  format: STRING\n  auto_offset_reset_config: earliest\n", pattern, testBroker), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out.Rows(component.Main) {
+		got = append(got, r[0].(string))
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("read %v, want a and b (not %s)", got, other)
+	}
+	if want := (schemas.Offsets{"kafka:" + a: {0: 1}, "kafka:" + b: {0: 0, 1: 1}}); !src.Offsets().Equal(want) {
+		t.Errorf("offsets %v, want %v", src.Offsets(), want)
+	}
+	_, _, _, err = readSource(t, fmt.Sprintf("  topic_pattern: 'no-such-topic-.*'\n  bootstrap_servers: %s\n  format: STRING\n", testBroker), nil)
+	if err == nil || !strings.Contains(err.Error(), `no topic matches topic_pattern "no-such-topic-.*"`) {
+		t.Errorf("no matching topic: %v", err)
+	}
+}
+
+func TestTopicPatternConfigErrors(t *testing.T) {
+	for _, tt := range []struct{ config, want string }{
+		{"  topic: t\n  topic_pattern: 't.*'\n", "give topic or topic_pattern, not both"},
+		{"  topic_pattern: 't(['\n", "topic_pattern is not a regular expression"},
+		{"  format: RAW\n", "needs a topic (or a topic_pattern)"},
+	} {
+		got := buildErrors(t, "type: ReadFromKafka\nconfig:\n  bootstrap_servers: x:1\n  format: RAW\n"+strings.Replace(tt.config, "  format: RAW\n", "", 1))
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("%q: got %s, want %q", tt.config, got, tt.want)
+		}
 	}
 }
