@@ -247,9 +247,10 @@ func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic
 	if o, ok := group.Lookup(topic, p); ok && o.Err == nil && o.At >= start && o.At <= hwm {
 		return o.At, nil
 	}
-	if _, resuming := from[sourceName(topic)]; resuming {
+	if _, resuming := from[sourceName(topic)]; resuming || (s.pattern != nil && len(from) > 0) {
 		// The checkpoints know the topic but not this partition: it was added (or got its
 		// first records) after the last commit, so everything in it is new to the pipeline.
+		// So is a topic that came to match topic_pattern since the pipeline last ran.
 		return start, nil
 	}
 	switch s.set.reset {

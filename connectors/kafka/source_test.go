@@ -445,3 +445,27 @@ func TestTopicPatternConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// A topic that comes to match topic_pattern after the pipeline ran is new to it: it is read
+// from its start, whatever auto_offset_reset says.
+func TestTopicPatternNewTopicFromStart(t *testing.T) {
+	a := newTopic(t, 1)
+	produce(t, a, 0, strs("a")...)
+	b := a + "-new"
+	if _, err := kadm.NewClient(testClient(t)).CreateTopic(context.Background(), 1, 1, nil, b); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, b, 0, strs("b0", "b1")...)
+	cfg := fmt.Sprintf("  topic_pattern: '%s.*'\n  bootstrap_servers: %s\n  format: STRING\n  auto_offset_reset_config: latest\n", regexp.QuoteMeta(a), testBroker)
+	_, out, _, err := readSource(t, cfg, schemas.Offsets{"kafka:" + a: {0: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out.Rows(component.Main) {
+		got = append(got, r[0].(string))
+	}
+	if !slices.Equal(got, []string{"b0", "b1"}) {
+		t.Errorf("read %v, want the new topic's b0, b1", got)
+	}
+}
