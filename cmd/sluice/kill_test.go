@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -16,6 +17,10 @@ type killer struct {
 	minDelay, spread time.Duration
 	// progress reports how many records the runs have committed so far.
 	progress func() int
+	// env, when set, is added to each run's environment.
+	env []string
+	// onKill, when set, is called with the stderr of each killed run.
+	onKill func(stderr string)
 }
 
 // run kills the pipeline at least kills times, and, since a loaded machine may start the
@@ -32,6 +37,9 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 			spread *= 2 // nothing committed yet: give the runs longer
 		}
 		cmd := exec.Command(binary, "run", k.pipeline)
+		if k.env != nil {
+			cmd.Env = append(os.Environ(), k.env...)
+		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -49,6 +57,9 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			n++
+			if k.onKill != nil {
+				k.onKill(stderr.String())
+			}
 		}
 	}
 	if k.progress() == 0 {
