@@ -122,7 +122,13 @@ func (s *sink) open(ctx context.Context, cat catalog.Catalog, ident table.Identi
 	if err != nil {
 		return nil, 0, nil, nil, err
 	}
-	return checkpointOf(info.Pipeline, st), last, tbl, wr, nil
+	cp := checkpointOf(info.Pipeline, st)
+	if cp != nil {
+		// The offsets are merged over the copies of the pipeline; the epoch is this copy's
+		// own, which its next epochs follow (copies number their epochs independently).
+		cp.Epoch = last
+	}
+	return cp, last, tbl, wr, nil
 }
 
 // newWriting prepares writing rows of schema rows into tbl.
