@@ -1,5 +1,6 @@
-// Package window holds Beam's windowing: the windowing spec and, with event time, the
-// assignment of records to windows.
+// Package window holds Beam's windowing: the windowing spec, the assignment of records to
+// windows by event time, the watermark Tracker that decides when a window is complete, and
+// ExtractWindowingInfo. It does no I/O; the runner drives it (docs/windows.md).
 package window
 
 import (
