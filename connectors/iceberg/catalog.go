@@ -69,7 +69,7 @@ func catalogProps(cfg *WriteConfig) (iceberg.Properties, error) {
 }
 
 // localWarehouse returns the absolute directory of a local warehouse ("" for a remote one or
-// none), creating it.
+// none). openCatalog creates it; validating a pipeline creates nothing.
 func localWarehouse(wh string) (string, error) {
 	if wh == "" || (strings.Contains(wh, "://") && !strings.HasPrefix(wh, "file://")) {
 		return "", nil
@@ -77,9 +77,6 @@ func localWarehouse(wh string) (string, error) {
 	dir, err := filepath.Abs(strings.TrimPrefix(wh, "file://"))
 	if err != nil {
 		return "", fmt.Errorf("warehouse %s: %w", wh, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create the warehouse directory: %w", err)
 	}
 	return dir, nil
 }
@@ -101,9 +98,6 @@ func sqliteDSN(uri string) (string, error) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
 			return "", fmt.Errorf("catalog uri %s: %w", uri, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return "", fmt.Errorf("create the catalog directory: %w", err)
 		}
 		path = abs
 	}
@@ -133,6 +127,9 @@ func openCatalog(ctx context.Context, cfg *WriteConfig) (catalog.Catalog, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := makeLocalDirs(props); err != nil {
+		return nil, err
+	}
 	name := cfg.CatalogName
 	if name == "" {
 		name = "sluice"
@@ -142,6 +139,24 @@ func openCatalog(ctx context.Context, cfg *WriteConfig) (catalog.Catalog, error)
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)
 	}
 	return cat, nil
+}
+
+// makeLocalDirs creates the directories of a local SQLite catalog and warehouse.
+func makeLocalDirs(p iceberg.Properties) error {
+	if p["sql.driver"] == "sqlite" {
+		path, _, _ := strings.Cut(strings.TrimPrefix(p["uri"], "file:"), "?")
+		if path != ":memory:" {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return fmt.Errorf("create the catalog directory: %w", err)
+			}
+		}
+	}
+	if wh, ok := strings.CutPrefix(p["warehouse"], "file://"); ok {
+		if err := os.MkdirAll(filepath.FromSlash(wh), 0o755); err != nil {
+			return fmt.Errorf("create the warehouse directory: %w", err)
+		}
+	}
+	return nil
 }
 
 // closeCatalog releases the catalog's connections, if it holds any.

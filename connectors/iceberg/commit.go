@@ -81,6 +81,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 		next, err := s.commitOnce(ctx, tbl, cp, files, instance, commitID)
 		if err == nil {
 			s.committed(cp.Epoch, next)
+			s.maintain(ctx, pipeline)
 			return nil
 		}
 		var conflict *OffsetConflictError

@@ -29,7 +29,8 @@ type WriteConfig struct {
 	Drop                       []string           `yaml:"drop" doc:"Write every field of the rows but these."`
 	Only                       string             `yaml:"only" doc:"Write the fields of this one struct field of the rows."`
 	PartitionFields            []string           `yaml:"partition_fields" doc:"Partitioning of a new table: column names (identity) and transforms year(c), month(c), day(c), hour(c), bucket(c, N), truncate(c, W)."`
-	TableProperties            map[string]string  `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec."`
+	TableProperties            map[string]string  `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec. sluice also sets write.metadata.delete-after-commit.enabled and commit.manifest-merge.enabled to true unless given."`
+	ExpireSnapshotsOlderThan   component.Duration `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
 }
 
 // DefaultTargetFileSize is the size at which data files roll when the table sets none.
@@ -49,6 +50,9 @@ type plan struct {
 
 func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) {
 	before := len(*c.Diags)
+	if cfg.ExpireSnapshotsOlderThan < 0 {
+		c.Errorf(c.KeyPos("expire_snapshots_older_than"), "expire_snapshots_older_than must be positive")
+	}
 	if cfg.TriggeringFrequencySeconds < 0 {
 		c.Errorf(c.KeyPos("triggering_frequency_seconds"), "triggering_frequency_seconds must be positive")
 	} else if cfg.TriggeringFrequencySeconds > 0 {
@@ -111,9 +115,7 @@ func tableProps(c *component.Context, cfg *WriteConfig) iceberg.Properties {
 			}
 		}
 	}
-	if _, ok := props[targetFileSizeKey]; !ok {
-		props[targetFileSizeKey] = strconv.Itoa(DefaultTargetFileSize)
-	}
+	setNewTableDefaults(props)
 	return props
 }
 

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -34,6 +35,8 @@ type sink struct {
 
 	commitMu sync.Mutex   // serializes Open, Commit, Reload and Close
 	retries  atomic.Int64 // commit attempts after the first, for tests and metrics
+	// nextExpiry is when maintain may expire snapshots next; guarded by commitMu.
+	nextExpiry time.Time
 
 	mu       sync.Mutex // guards the fields below; never held across I/O
 	cat      catalog.Catalog
@@ -65,15 +68,11 @@ type writing struct {
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
-	return &sink{what: what, cfg: cfg, plan: p}
+	return &sink{what: what, cfg: cfg, plan: p, hook: pauseHook()}
 }
 
 // Summary says what the sink committed, for the end of a run.
-func (s *sink) Summary() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return fmt.Sprintf("committed through epoch %d to table %s", s.last, s.cfg.Table)
-}
+func (s *sink) Summary() string { return s.describe() }
 
 // Open loads the table, creating it if missing, checks that the rows fit it, and returns the
 // pipeline's newest checkpoint in the table's history.
