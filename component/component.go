@@ -198,3 +198,17 @@ type Rebalancer interface {
 	// another copy's, so the run stops without committing them.
 	Lost(parts []Partition, cause error)
 }
+
+// CheckpointReader is implemented by sinks whose last checkpoint can be read without opening
+// them (`sluice status`): nothing is created, fenced or written.
+type CheckpointReader interface {
+	// ReadCheckpoint returns the sink's last checkpoint of pipeline, merged over the copies of
+	// the pipeline, and when it was committed; nil when the sink has none.
+	ReadCheckpoint(ctx context.Context, pipeline string) (*Checkpoint, time.Time, error)
+}
+
+// EndOffsets is implemented by sources that can say where their partitions end now, in the
+// offsets of Position (`sluice status` shows the lag of the sinks' checkpoints with it).
+type EndOffsets interface {
+	EndOffsets(ctx context.Context) (schemas.Offsets, error)
+}

@@ -33,6 +33,7 @@ func commands() []command {
 		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd},
 		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd},
 		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd},
+		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
 		{"dev", "kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]", "run a local Kafka-protocol broker for development", devCmd},

@@ -89,19 +89,26 @@ func checkpointRecord(key string, cp component.Checkpoint) (*kgo.Record, error) 
 // the read begins, so it also waits for transactions open at that moment to end: with the
 // writer of key fenced first, the checkpoint it returns is the last one ever committed.
 func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base string) (sinkCheckpoints, error) {
+	last, _, err := readCheckpointsAt(ctx, set, adm, base)
+	return last, err
+}
+
+// readCheckpointsAt is readCheckpoints with the time each checkpoint was committed (its
+// record's timestamp).
+func readCheckpointsAt(ctx context.Context, set *settings, adm *kadm.Client, base string) (sinkCheckpoints, map[string]time.Time, error) {
 	starts, err := adm.ListStartOffsets(ctx, CheckpointTopic)
 	if err == nil {
 		err = starts.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+		return nil, nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
 	}
 	ends, err := adm.ListEndOffsets(ctx, CheckpointTopic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+		return nil, nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
 	}
 	pending := map[int32]int64{} // partition -> high watermark, until read up to it
 	assign := map[int32]kgo.Offset{}
@@ -112,14 +119,14 @@ func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base 
 			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
 		}
 	})
-	last := sinkCheckpoints{}
+	last, times := sinkCheckpoints{}, map[string]time.Time{}
 	if len(pending) == 0 {
-		return last, nil
+		return last, times, nil
 	}
 	cl, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{CheckpointTopic: assign}))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
@@ -128,10 +135,10 @@ func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base 
 	for len(pending) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
+			return nil, nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
 		}
 		for _, e := range fs.Errors() {
-			return nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
+			return nil, nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			hwm, ok := pending[r.Partition]
@@ -148,6 +155,7 @@ func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base 
 			}
 			if r.Value == nil {
 				delete(last, key)
+				delete(times, key)
 				return
 			}
 			cp := new(component.Checkpoint)
@@ -155,11 +163,11 @@ func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base 
 				decodeErr = fmt.Errorf("the record at offset %d of %s partition %d is not a sluice checkpoint: %w", r.Offset, CheckpointTopic, r.Partition, err)
 				return
 			}
-			last[key] = cp
+			last[key], times[key] = cp, r.Timestamp
 		})
 		if decodeErr != nil {
-			return nil, decodeErr
+			return nil, nil, decodeErr
 		}
 	}
-	return last, nil
+	return last, times, nil
 }

@@ -14,8 +14,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// embeddedServers is the bootstrap_servers value that names the in-process broker.
+// embeddedServers is the bootstrap_servers value that names the in-process broker;
+// "embedded:DIR" names the one that keeps its data in DIR.
 const embeddedServers = "embedded"
+
+// embeddedDir reports whether bootstrap names the embedded broker, and its data directory
+// ("": in memory).
+func embeddedDir(bootstrap []string) (string, bool) {
+	if len(bootstrap) != 1 {
+		return "", false
+	}
+	if bootstrap[0] == embeddedServers {
+		return "", true
+	}
+	dir, ok := strings.CutPrefix(bootstrap[0], embeddedServers+":")
+	return dir, ok && dir != ""
+}
 
 // metadataMinAge is how soon a client may ask for metadata again. The in-process broker
 // creates topics on first use, and a low value lets clients see them at once; tests lower it
@@ -46,8 +60,8 @@ var clientLogLevels = map[string]kgo.LogLevel{"error": kgo.LogLevelError, "warn"
 // producer ones). It starts the embedded broker when the config says so.
 func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	seeds, minAge := s.bootstrap, metadataMinAge
-	if len(seeds) == 1 && seeds[0] == embeddedServers {
-		addr, err := embedded.Addr()
+	if dir, ok := embeddedDir(seeds); ok {
+		addr, err := embedded.AddrIn(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,7 @@ func init() {
 type ReadConfig struct {
 	Topic            []string   `yaml:"topic" doc:"The topic to read, or a list of topics. Every partition of each is read."`
 	TopicPattern     string     `yaml:"topic_pattern" doc:"sluice adds: instead of topic, read every topic whose whole name matches this regular expression (RE2 syntax), as found when the pipeline starts."`
-	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
+	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
 	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema. Default AVRO, as in Beam."`
 	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW and STRING."`
 
@@ -47,7 +47,7 @@ type ReadConfig struct {
 // WriteConfig is the config of WriteToKafka.
 type WriteConfig struct {
 	Topic            string     `yaml:"topic" required:"true" doc:"The topic to write to."`
-	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process."`
+	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
 	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row."`
 	Schema           *yaml.Node `yaml:"schema" doc:"AVRO only: the Avro record schema to write (JSON text or a mapping); its fields are matched to the rows' by name. Default: one derived from the input's fields."`
 

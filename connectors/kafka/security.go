@@ -212,7 +212,7 @@ func finishSecurity(ctx *component.Context, key string, s *settings) bool {
 		ctx.Errorf(settingPos(ctx, s, key, name), "%s: %s", ctx.Describe(), fmt.Sprintf(format, args...))
 		return false
 	}
-	if len(s.bootstrap) == 1 && s.bootstrap[0] == embeddedServers && sec.protocol != "PLAINTEXT" {
+	if _, ok := embeddedDir(s.bootstrap); ok && sec.protocol != "PLAINTEXT" {
 		return fail("security.protocol", "the embedded broker speaks PLAINTEXT only, not security.protocol %s", sec.protocol)
 	}
 	if name := firstGiven(s, "sasl."); name != "" && !sec.usesSASL() {

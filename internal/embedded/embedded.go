@@ -5,6 +5,7 @@ package embedded
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -47,20 +48,70 @@ func Start(cfg Config) (*kfake.Cluster, error) {
 }
 
 var (
-	shared     sync.Once
-	sharedAddr string
-	sharedErr  error
+	sharedMu  sync.Mutex
+	shared    = map[string]string{} // data dir ("": in memory) -> the broker's address
+	snapshots bool
+	copies    []copied // brokers started on snapshots, for CloseSnapshots
 )
+
+type copied struct {
+	c   *kfake.Cluster
+	dir string
+}
 
 // Addr returns the bootstrap address of the process's shared in-memory broker, starting it on
 // first use. Every connector that says `bootstrap_servers: embedded` gets the same broker.
-func Addr() (string, error) {
-	shared.Do(func() {
-		var c *kfake.Cluster
-		c, sharedErr = Start(Config{Listen: "127.0.0.1:0"})
-		if sharedErr == nil {
-			sharedAddr = c.ListenAddrs()[0]
+func Addr() (string, error) { return AddrIn("") }
+
+// AddrIn returns the address of the process's shared broker whose data is in dir ("": in
+// memory), starting it on first use: `bootstrap_servers: embedded:DIR`. Connectors that name
+// the same directory share one broker; with a directory, a later run finds the topics, records,
+// transactions and consumer groups of the earlier ones.
+func AddrIn(dir string) (string, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if addr, ok := shared[dir]; ok {
+		return addr, nil
+	}
+	data := dir
+	if dir != "" && snapshots {
+		var err error
+		if data, err = snapshot(dir); err != nil {
+			return "", err
 		}
-	})
-	return sharedAddr, sharedErr
+	}
+	c, err := Start(Config{Listen: "127.0.0.1:0", DataDir: data})
+	if err != nil {
+		return "", err
+	}
+	if data != dir {
+		copies = append(copies, copied{c, data})
+	}
+	shared[dir] = c.ListenAddrs()[0]
+	return shared[dir], nil
+}
+
+// UseSnapshots makes the brokers that AddrIn starts from then on run on a temporary copy of
+// their data directory, so that a reader (`sluice status`) never writes into the data of a
+// pipeline that may be running.
+func UseSnapshots() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	snapshots = true
+}
+
+// CloseSnapshots stops the brokers started on copies and removes the copies.
+func CloseSnapshots() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for _, cp := range copies {
+		cp.c.Close()
+		_ = os.RemoveAll(cp.dir)
+	}
+	copies = nil
+	for dir := range shared {
+		if dir != "" {
+			delete(shared, dir)
+		}
+	}
 }
