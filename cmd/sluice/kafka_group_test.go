@@ -165,7 +165,8 @@ func groupRebalance(t *testing.T, addr, in, run, pipelineText string, readBack f
 		groupRecords, len(before), len(seen)+dups, dups)
 }
 
-// runningCopy is one `sluice run` process of a pipeline in a consumer group.
+// runningCopy is a `sluice` process whose output is kept: one copy of a pipeline in a
+// consumer group, or any run a test signals.
 type runningCopy struct {
 	name string
 	cmd  *exec.Cmd
@@ -185,17 +186,34 @@ func (c *runningCopy) log() string {
 	return c.out.String()
 }
 
+// startCopy runs copy name of pipeline, with the Kafka clients' logs.
 func startCopy(t *testing.T, pipeline, name string) *runningCopy {
 	t.Helper()
+	return startSluice(t, name, []string{"SLUICE_KAFKA_CLIENT_LOG=info"}, "run", pipeline, "--instance", name)
+}
+
+// startSluice starts `sluice args...` with env added to the environment.
+func startSluice(t *testing.T, name string, env []string, args ...string) *runningCopy {
+	t.Helper()
 	c := &runningCopy{name: name}
-	c.cmd = exec.Command(binary, "run", pipeline, "--instance", name)
-	c.cmd.Env = append(os.Environ(), "SLUICE_KAFKA_CLIENT_LOG=info")
+	c.cmd = exec.Command(binary, args...)
+	c.cmd.Env = append(os.Environ(), env...)
 	c.cmd.Stdout, c.cmd.Stderr = c, c
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.cmd.Process.Kill() })
 	return c
+}
+
+// waitFor waits until the process has printed text, at most d.
+func (c *runningCopy) waitFor(t *testing.T, text string, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !strings.Contains(c.log(), text); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not print %q within %v:\n%s", c.name, text, d, c.log())
+		}
+	}
 }
 
 // stop sends sig and waits for the process; after SIGTERM it must exit 0.

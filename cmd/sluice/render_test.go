@@ -70,8 +70,12 @@ func TestTemplateParameterFlags(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s%s", w, out, errOut)
 				}
 			}
+			rendered := out + errOut
+			if i := strings.Index(rendered, "\ntests:"); i >= 0 {
+				rendered = rendered[:i] // the template's own tests may mention anything
+			}
 			for _, w := range c.not {
-				if strings.Contains(out+errOut, w) {
+				if strings.Contains(rendered, w) {
 					t.Errorf("output has %q:\n%s%s", w, out, errOut)
 				}
 			}

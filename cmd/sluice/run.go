@@ -44,6 +44,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return exitUsage
 	}
+	// Signals are caught from here on; one that comes while the pipeline loads stops it as
+	// soon as it starts.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	p, log, err := loadForRun(pos[0], tf, log)
 	if err != nil {
 		report(stderr, err)
@@ -56,9 +61,6 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := make(chan struct{})
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
 	go func() {
 		<-signals
 		log.Info("stopping: committing the last epoch (press Ctrl-C again to stop at once)")

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,20 +37,19 @@ options:
   checkpoint_interval: 1h
 `, in, filepath.Join(dir, "out")))
 
-			cmd := exec.Command(binary, "run", pipeline)
-			var stdout, stderr strings.Builder
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			// The signal comes once the pipeline runs: before the Go runtime has started,
+			// a signal kills any process.
+			run := startSluice(t, "run", nil, "run", pipeline)
+			run.waitFor(t, "pipeline started", 30*time.Second)
 			time.Sleep(100 * time.Millisecond)
-			_ = cmd.Process.Signal(sig)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("exit: %v\n%s", err, stderr.String())
+			_ = run.cmd.Process.Signal(sig)
+			if err := run.wait(30 * time.Second); err != nil {
+				t.Fatalf("exit: %v\n%s", err, run.log())
 			}
-			m := regexp.MustCompile(`read (\d+) records`).FindStringSubmatch(stdout.String())
+			stdout := run.log()
+			m := regexp.MustCompile(`read (\d+) records`).FindStringSubmatch(stdout)
 			if m == nil {
-				t.Fatalf("no summary in the output:\n%s", stdout.String())
+				t.Fatalf("no summary in the output:\n%s", stdout)
 			}
 			read, _ := strconv.Atoi(m[1])
 			lines, err := files.ReadCommitted(filepath.Join(dir, "out"))
