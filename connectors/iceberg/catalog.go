@@ -14,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	_ "github.com/apache/iceberg-go/catalog/sql" // type: sql
 	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/internal/secret"
 	_ "modernc.org/sqlite" // the SQLite driver of the default catalog
 )
 
@@ -32,6 +33,15 @@ func catalogProps(cfg *WriteConfig) (iceberg.Properties, error) {
 	p := iceberg.Properties{}
 	maps.Copy(p, cfg.ConfigProperties)
 	maps.Copy(p, cfg.CatalogProperties)
+	for k, v := range p {
+		if secret.HasRef(v) { // credentials as ${env:NAME} or ${file:PATH}
+			value, _, err := secret.Expand(v)
+			if err != nil {
+				return nil, fmt.Errorf("catalog property %q: %w", k, err)
+			}
+			p[k] = value
+		}
+	}
 	typ := strings.ToLower(p["type"])
 	if typ == "" && p["uri"] == "" {
 		typ = "sql"
