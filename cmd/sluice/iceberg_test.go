@@ -41,31 +41,7 @@ func (w icebergWarehouse) sink(tableName, trigger string, extra ...string) strin
 // kafkaToIceberg is a pipeline ReadFromKafka(topic) -> MapToFields -> sink, where the input
 // records are those of produceSteadily.
 func kafkaToIceberg(addr, topic, name, delivery, sink string) string {
-	return fmt.Sprintf(`pipeline:
-  type: chain
-  source:
-    type: ReadFromKafka
-    config:
-      bootstrap_servers: %s
-      topic: %s
-      format: JSON
-      auto_offset_reset_config: earliest
-      schema:
-        type: object
-        properties:
-          id: {type: integer}
-          name: {type: string}
-          amount: {type: number}
-  transforms:
-    - type: MapToFields
-      config:
-        append: true
-        fields:
-          doubled: amount * 2
-%soptions:
-  name: %s
-  delivery: %s
-`, addr, topic, sink, name, delivery)
+	return idsChain(addr, topic, "", sink, fmt.Sprintf("  name: %s\n  delivery: %s\n", name, delivery))
 }
 
 // catalog opens the warehouse's catalog with a handle of its own: iceberg-go's SQL catalog on

@@ -81,38 +81,13 @@ func kafkaCrashRun(t *testing.T, addr, delivery string, records int) {
 	}
 	produced := produceSteadily(t, addr, in, records, 8*time.Second)
 	pipeline := filepath.Join(dir, "p.yaml")
-	writeFile(t, pipeline, fmt.Sprintf(`pipeline:
-  type: chain
-  source:
-    type: ReadFromKafka
-    config:
-      bootstrap_servers: %[1]s
-      topic: %[4]s
-      format: JSON
-      auto_offset_reset_config: earliest
-      schema:
-        type: object
-        properties:
-          id: {type: integer}
-          name: {type: string}
-          amount: {type: number}
-  transforms:
-    - type: MapToFields
-      config:
-        append: true
-        fields:
-          doubled: amount * 2
-  sink:
+	writeFile(t, pipeline, idsChain(addr, in, "", fmt.Sprintf(`  sink:
     type: WriteToKafka
     config:
-      bootstrap_servers: %[1]s
-      topic: %[2]s
+      bootstrap_servers: %s
+      topic: %s
       format: JSON
-options:
-  name: crash_%[5]s
-  delivery: %[3]s
-  checkpoint_interval: 50ms
-`, addr, out, delivery, in, run))
+`, addr, out), fmt.Sprintf("  name: crash_%s\n  delivery: %s\n  checkpoint_interval: 50ms\n", run, delivery)))
 
 	kills, finished := killer{pipeline: pipeline, minDelay: 50 * time.Millisecond, spread: 400 * time.Millisecond,
 		progress: func() int { return len(countIDs(t, addr, out)) }}.run(t, wantKills)
@@ -134,6 +109,38 @@ options:
 	dups := checkDelivery(t, delivery, want, seen)
 	t.Logf("%s: %d kills, %d input records, %d committed by the killed runs, %d output records checked, %d duplicates",
 		delivery, kills, records, len(before), len(seen)+dups, dups)
+}
+
+// idsChain is the pipeline the Kafka tests run over the records of produceSteadily:
+// ReadFromKafka (topic at addr, with the consumer_config lines given, indented by 8) ->
+// MapToFields (doubled = amount * 2) -> sink (a block indented by 2), with the options lines.
+func idsChain(addr, topic, consumerConfig, sink, options string) string {
+	if consumerConfig != "" {
+		consumerConfig = "      consumer_config:\n" + consumerConfig
+	}
+	return fmt.Sprintf(`pipeline:
+  type: chain
+  source:
+    type: ReadFromKafka
+    config:
+      bootstrap_servers: %s
+      topic: %s
+      format: JSON
+      auto_offset_reset_config: earliest
+%s      schema:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string}
+          amount: {type: number}
+  transforms:
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          doubled: amount * 2
+%soptions:
+%s`, addr, topic, consumerConfig, sink, options)
 }
 
 // countIDs reads topic from the start with read_committed until it has been quiet for a

@@ -58,34 +58,8 @@ func groupInput(t *testing.T, topic string) (addr, in string) {
 // groupPipeline is ReadFromKafka(in, in consumer group name) -> MapToFields -> sink, exactly
 // once, epochs every interval.
 func groupPipeline(addr, in, name, interval, sink string) string {
-	return fmt.Sprintf(`pipeline:
-  type: chain
-  source:
-    type: ReadFromKafka
-    config:
-      bootstrap_servers: %[1]s
-      topic: %[2]s
-      format: JSON
-      auto_offset_reset_config: earliest
-      consumer_config:
-        group.id: %[3]s
-        session.timeout.ms: "6000"
-      schema:
-        type: object
-        properties:
-          id: {type: integer}
-          name: {type: string}
-          amount: {type: number}
-  transforms:
-    - type: MapToFields
-      config:
-        append: true
-        fields:
-          doubled: amount * 2
-%[5]soptions:
-  name: %[3]s
-  checkpoint_interval: %[4]s
-`, addr, in, name, interval, sink)
+	return idsChain(addr, in, fmt.Sprintf("        group.id: %s\n        session.timeout.ms: \"6000\"\n", name), sink,
+		fmt.Sprintf("  name: %s\n  checkpoint_interval: %s\n", name, interval))
 }
 
 // groupRebalance runs the copies of pipelineText through the rebalances and checks, with
