@@ -103,6 +103,10 @@ type SinkInfo struct {
 	Lanes int
 	// Delivery is ExactlyOnce or AtLeastOnce.
 	Delivery Delivery
+	// EpochInterval is how often the run cuts an epoch (the shortest trigger of all sinks, or
+	// options.checkpoint_interval): a sink whose transactions span an epoch sizes their
+	// timeouts from it.
+	EpochInterval time.Duration
 	// Instance names this copy of the pipeline when several copies share a consumer group
 	// ("" for a single copy). Sinks that keep per-writer state (transactional ids,
 	// checkpoint records) key it by Pipeline and Instance.

@@ -266,7 +266,8 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(), Instance: instance}
+	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
+		EpochInterval: r.plan.Trigger, Instance: instance}
 	for _, k := range r.sinks {
 		cp, err := k.sink.Open(ctx, info)
 		if err != nil {

@@ -18,15 +18,14 @@ import (
 // at_least_once, an idempotent producer writes as it goes, Flush waits for the lane's
 // records, and Commit writes the checkpoint. docs/kafka.md has the protocol.
 type sink struct {
-	what       string // the component, for messages
-	name       string // the sink's name in the pipeline
-	topic      string
-	set        *settings
-	format     writeFormat
-	input      *schemas.Schema // for batches that carry none
-	errOut     *component.ErrorOutput
-	txnTimeout time.Duration
-	keyOf      component.RowFunc // the record key expression, or nil
+	what   string // the component, for messages
+	name   string // the sink's name in the pipeline
+	topic  string
+	set    *settings
+	format writeFormat
+	input  *schemas.Schema // for batches that carry none
+	errOut *component.ErrorOutput
+	keyOf  component.RowFunc // the record key expression, or nil
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
 
@@ -88,7 +87,15 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 			txnID += "@" + info.Instance // copies must not fence each other
 		}
 	}
-	cl, err := s.set.newClient(s.set.producerOpts(txnID, s.txnTimeout)...)
+	txnTimeout := s.set.txnTimeout
+	switch {
+	case txnTimeout == 0:
+		txnTimeout = txnTimeoutFor(info.EpochInterval)
+	case exactly && txnTimeout <= info.EpochInterval:
+		return nil, fmt.Errorf("%s: transaction.timeout.ms (%v) is not longer than an epoch (%v): every epoch's transaction would time out; raise it or trigger more often",
+			s.what, txnTimeout, info.EpochInterval)
+	}
+	cl, err := s.set.newClient(s.set.producerOpts(txnID, txnTimeout)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}

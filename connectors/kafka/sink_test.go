@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 var people = schemas.New(
@@ -430,5 +431,30 @@ func TestWriteErrors(t *testing.T) {
 	}
 	if got := all(readTopic(t, h.topic, true)); len(got) != 2 {
 		t.Errorf("wrote %d records, want the 2 good ones", len(got))
+	}
+}
+
+// The exactly-once producer's transactions outlast an epoch: their timeout follows the run's
+// epoch length (a 60 s trigger of another sink must not time every transaction out), and an
+// explicit transaction.timeout.ms that an epoch exceeds is refused at Open.
+func TestTransactionTimeoutFollowsEpochs(t *testing.T) {
+	h := newHarness(t, component.ExactlyOnce)
+	b := componenttest.Env{File: testFile, Name: h.name}.Build(t, "", "type: WriteToKafka\nconfig:\n"+config(h.topic, "format: JSON"), people)
+	s := b.Component.(*sink)
+	info := component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: component.ExactlyOnce, EpochInterval: 2 * time.Minute}
+	if _, err := s.Open(context.Background(), info); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	cl, _, _ := s.state()
+	if got := cl.OptValue(kgo.TransactionTimeout); got != 6*time.Minute+30*time.Second {
+		t.Errorf("transaction timeout %v for 2 min epochs, want 6m30s", got)
+	}
+
+	b = componenttest.Env{File: testFile, Name: h.name}.Build(t, "", "type: WriteToKafka\nconfig:\n"+
+		config(h.topic, "format: JSON", "producer_config_updates: {transaction.timeout.ms: '60000'}"), people)
+	short := b.Component.(*sink)
+	if _, err := short.Open(context.Background(), info); err == nil || !strings.Contains(err.Error(), "is not longer than an epoch") {
+		t.Errorf("a transaction timeout shorter than an epoch: %v", err)
 	}
 }

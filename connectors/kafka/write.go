@@ -25,12 +25,19 @@ type writeFormat struct {
 	wire *wireWriter
 }
 
-// Transaction timeouts of the exactly-once producer: long enough for an epoch and its commit,
-// within what brokers allow by default (transaction.max.timeout.ms, 15 minutes).
+// Transaction timeouts of the exactly-once producer, unless transaction.timeout.ms sets one:
+// long enough for an epoch and its commit (txnTimeoutFor), within what brokers allow by
+// default (transaction.max.timeout.ms, 15 minutes).
 const (
 	minTxnTimeout = time.Minute
 	maxTxnTimeout = 15 * time.Minute
 )
+
+// txnTimeoutFor returns the transaction timeout for epochs cut every interval: three epochs
+// and 30 s, at least a minute and at most maxTxnTimeout.
+func txnTimeoutFor(interval time.Duration) time.Duration {
+	return min(max(minTxnTimeout, 3*interval+30*time.Second), maxTxnTimeout)
+}
 
 func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error) {
 	ok := true
@@ -70,13 +77,9 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	if !ok || !fok {
 		return nil, nil
 	}
-	txnTimeout := set.txnTimeout
-	if txnTimeout == 0 {
-		txnTimeout = min(max(minTxnTimeout, 3*ctx.Options.CheckpointInterval+30*time.Second), maxTxnTimeout)
-	}
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
 	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
-		input: ctx.Input(), errOut: errOut, txnTimeout: txnTimeout, keyOf: keyFn}, nil
+		input: ctx.Input(), errOut: errOut, keyOf: keyFn}, nil
 }
 
 func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
