@@ -30,25 +30,20 @@ func cdcOffset(seq, row int64) int64 { return seq<<rowBits | row }
 // snapshot along the table's history, and polls for new snapshots. Other snapshots
 // (overwrite, delete, replace) are passed over: a replace rewrites rows already emitted.
 type cdcSource struct {
-	plan      *readPlan
 	cfg       *CDCConfig
 	source    string
 	poll      time.Duration
 	stopAtEnd bool
 	log       *slog.Logger
 
-	cat     catalog.Catalog
+	tableReader
 	tbl     *table.Table
 	next    int64            // the offset of the next row to emit
 	endSeq  int64            // the last sequence number to read (math.MaxInt64: none)
 	pending []table.Snapshot // snapshots found and not read yet, oldest first
-	cur     *fileScan        // the files of the snapshot being read
 	curSeq  int64            // its sequence number
 	done    bool             // the end was reached: io.EOF once pending is empty
 	polled  time.Time        // when the table was last loaded
-	offsets schemas.Offsets  // what Offsets returns
-	ctx     context.Context  // bounds the reading of files, across Reads
-	cancel  context.CancelFunc
 }
 
 func buildCDC(c *component.Context, cfg *CDCConfig) (component.Source, error) {
@@ -69,7 +64,7 @@ func buildCDC(c *component.Context, cfg *CDCConfig) (component.Source, error) {
 	if poll == 0 {
 		poll = time.Duration(DefaultPollInterval)
 	}
-	return &cdcSource{plan: p, cfg: cfg, source: "iceberg-cdc:" + cfg.Table, poll: poll, log: slog.Default()}, nil
+	return &cdcSource{tableReader: tableReader{plan: p}, cfg: cfg, source: "iceberg-cdc:" + cfg.Table, poll: poll, log: slog.Default()}, nil
 }
 
 // StopAtEnd makes the source end at the snapshot that is current when it opens.
@@ -214,7 +209,7 @@ func (s *cdcSource) found(tbl *table.Table) error {
 	from := s.next >> rowBits
 	if len(s.pending) > 0 {
 		from = s.pending[len(s.pending)-1].SequenceNumber + 1
-	} else if s.cur != nil {
+	} else if s.scan != nil {
 		from = s.curSeq + 1
 	}
 	ancestors := table.AncestorsOf(current.SnapshotID, tbl.Metadata().SnapshotByID)
@@ -241,11 +236,11 @@ func (s *cdcSource) Read(ctx context.Context) (*schemas.Batch, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if s.cur != nil {
-			b, err := s.cur.read(s.ctx)
+		if s.scan != nil {
+			b, err := s.scan.read(s.ctx)
 			if err == io.EOF {
-				s.cur.close()
-				s.cur, s.next = nil, cdcOffset(s.curSeq+1, 0)
+				s.scan.close()
+				s.scan, s.next = nil, cdcOffset(s.curSeq+1, 0)
 				s.offsets.Set(s.source, 0, s.next)
 				continue
 			}
@@ -300,7 +295,7 @@ func (s *cdcSource) begin(ctx context.Context, snap table.Snapshot) error {
 		return fmt.Errorf("snapshot %d appended %d rows, more than the %d sluice numbers per snapshot", snap.SnapshotID, n, int64(maxRows))
 	}
 	f.source, f.base, f.skip, f.at = s.source, cdcOffset(snap.SequenceNumber, 0), skip, time.UnixMilli(snap.TimestampMs).UTC()
-	s.cur, s.curSeq = f, snap.SequenceNumber
+	s.scan, s.curSeq = f, snap.SequenceNumber
 	return nil
 }
 
@@ -334,29 +329,4 @@ func (s *cdcSource) refresh(ctx context.Context) error {
 	}
 	s.tbl = tbl
 	return s.found(tbl)
-}
-
-// Offsets returns the offset of the next row to emit.
-func (s *cdcSource) Offsets() schemas.Offsets { return s.offsets.Clone() }
-
-// Decode applies the filter and the column selection.
-func (s *cdcSource) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	return s.plan.decode(b, emit)
-}
-
-// Close stops reading and closes the catalog.
-func (s *cdcSource) Close() error {
-	if s.cur != nil {
-		s.cur.close()
-		s.cur = nil
-	}
-	if s.cancel != nil {
-		s.cancel()
-	}
-	cat := s.cat
-	s.cat = nil
-	if cat == nil {
-		return nil
-	}
-	return closeCatalog(cat)
 }

@@ -85,7 +85,7 @@ func buildRead(c *component.Context, cfg *ReadConfig) (component.Source, error) 
 	if p == nil {
 		return nil, nil
 	}
-	return &scanSource{plan: p, source: "iceberg:" + cfg.Table}, nil
+	return &scanSource{tableReader: tableReader{plan: p}, source: "iceberg:" + cfg.Table}, nil
 }
 
 // planRead checks the config shared by both sources, loads the table's schema (or takes the

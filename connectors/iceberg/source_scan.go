@@ -9,9 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -21,14 +19,8 @@ import (
 // crash reads the same snapshot in the same order and resumes after what was committed
 // (docs/iceberg.md, "Reading").
 type scanSource struct {
-	plan   *readPlan
+	tableReader
 	source string
-
-	cat     catalog.Catalog
-	files   *fileScan // nil: nothing to read
-	offsets schemas.Offsets
-	ctx     context.Context // bounds the reading of files, across Reads
-	cancel  context.CancelFunc
 }
 
 // Open loads the table and plans the files of the snapshot to read: the one the offsets in
@@ -61,7 +53,7 @@ func (s *scanSource) Open(ctx context.Context, from schemas.Offsets) error {
 		return fmt.Errorf("%s: the checkpoint resumes table %s at row %d of snapshot %d, which has %d rows: the snapshot changed since; read into a new sink to start over",
 			s.plan.what, s.plan.table, skip, snap.SnapshotID, f.rowCount())
 	}
-	s.files = f
+	s.scan = f
 	s.offsets.Set(s.source, f.part, skip)
 	return nil
 }
@@ -94,41 +86,16 @@ func (s *scanSource) Read(ctx context.Context) (*schemas.Batch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if s.files == nil {
+	if s.scan == nil {
 		return nil, io.EOF
 	}
-	b, err := s.files.read(s.ctx)
+	b, err := s.scan.read(s.ctx)
 	if err != nil {
 		if err != io.EOF {
 			err = fmt.Errorf("%s: table %s: %w", s.plan.what, s.plan.table, err)
 		}
 		return nil, err
 	}
-	s.offsets.Set(s.source, s.files.part, b.Pos[len(b.Pos)-1].Offset+1)
+	s.offsets.Set(s.source, s.scan.part, b.Pos[len(b.Pos)-1].Offset+1)
 	return b, nil
-}
-
-// Offsets returns the next row of the snapshot being read.
-func (s *scanSource) Offsets() schemas.Offsets { return s.offsets.Clone() }
-
-// Decode applies the filter and the column selection.
-func (s *scanSource) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	return s.plan.decode(b, emit)
-}
-
-// Close stops reading and closes the catalog.
-func (s *scanSource) Close() error {
-	if s.files != nil {
-		s.files.close()
-		s.files = nil
-	}
-	if s.cancel != nil {
-		s.cancel()
-	}
-	cat := s.cat
-	s.cat = nil
-	if cat == nil {
-		return nil
-	}
-	return closeCatalog(cat)
 }
