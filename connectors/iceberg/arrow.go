@@ -54,16 +54,32 @@ func (c *converter) record(rows []schemas.Row, pos []schemas.Position) (arrow.Re
 	for r, row := range rows {
 		for i, app := range c.appends {
 			if err := app(rb.Field(i), c.getters[i](row)); err != nil {
-				err = inColumn(err, c.schema.Field(i).Name)
+				re := &rowError{index: r, err: inColumn(err, c.schema.Field(i).Name)}
 				if r < len(pos) {
-					err = fmt.Errorf("%w (record at %s)", err, pos[r])
+					re.pos = &pos[r]
 				}
-				return nil, err
+				return nil, re
 			}
 		}
 	}
 	return rb.NewRecordBatch(), nil
 }
+
+// rowError is the error of the row at index of a batch that cannot be converted.
+type rowError struct {
+	index int
+	pos   *schemas.Position
+	err   error
+}
+
+func (e *rowError) Error() string {
+	if e.pos == nil {
+		return e.err.Error()
+	}
+	return fmt.Sprintf("%v (record at %s)", e.err, *e.pos)
+}
+
+func (e *rowError) Unwrap() error { return e.err }
 
 func nullable(app appendFn) appendFn {
 	return func(b array.Builder, v any) error {

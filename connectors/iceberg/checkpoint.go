@@ -20,6 +20,9 @@ const (
 	keyOffsets  = "sluice.offsets" // JSON: source -> partition -> next offset, merged over instances
 	keyCommit   = "sluice.commit"  // a random id per Commit call, to recognise it after a lost reply
 	keyState    = "sluice.state"   // windowed operators' state, when there is any
+	// keyComplete marks, with routing, the last table committed for an epoch: every routed
+	// table holds its rows of the epochs up to it.
+	keyComplete = "sluice.complete"
 )
 
 // stored is one sluice commit found in a table's history.
@@ -30,10 +33,12 @@ type stored struct {
 	commit     string
 	offsets    schemas.Offsets
 	state      []byte
+	complete   bool
 }
 
 // summaryProps returns the snapshot properties that record cp, with the merged offsets.
-func summaryProps(cp component.Checkpoint, instance, commitID string, merged schemas.Offsets) (iceberg.Properties, error) {
+// complete marks the epoch complete (routing: the last table committed for it).
+func summaryProps(cp component.Checkpoint, instance, commitID string, merged schemas.Offsets, complete bool) (iceberg.Properties, error) {
 	offsets, err := json.Marshal(merged)
 	if err != nil {
 		return nil, fmt.Errorf("encode the offsets of epoch %d: %w", cp.Epoch, err)
@@ -46,6 +51,9 @@ func summaryProps(cp component.Checkpoint, instance, commitID string, merged sch
 	}
 	if instance != "" {
 		p[keyInstance] = instance
+	}
+	if complete {
+		p[keyComplete] = "true"
 	}
 	if len(cp.State) > 0 {
 		state, err := json.Marshal(cp.State) // base64 text
@@ -81,7 +89,7 @@ func history(meta table.Metadata, pipeline string, fn func(stored) bool) error {
 
 func parseStored(snap table.Snapshot) (stored, error) {
 	p := snap.Summary.Properties
-	st := stored{snapshotID: snap.SnapshotID, instance: p[keyInstance], commit: p[keyCommit]}
+	st := stored{snapshotID: snap.SnapshotID, instance: p[keyInstance], commit: p[keyCommit], complete: p[keyComplete] == "true"}
 	var err error
 	if st.epoch, err = strconv.ParseUint(p[keyEpoch], 10, 64); err != nil {
 		return st, fmt.Errorf("snapshot %d: bad %s %q", snap.SnapshotID, keyEpoch, p[keyEpoch])

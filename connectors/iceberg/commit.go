@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -29,42 +31,95 @@ const (
 var errLostReply = errors.New("the catalog's reply was lost")
 
 // Commit adds every file sealed for the epochs up to cp.Epoch to the table in one snapshot
-// whose summary records cp. The snapshot's base is pinned: when the table moved meanwhile,
-// the commit is rebuilt on the new state, its offsets checked again (compare-and-set) and
-// sent again. A commit already in the table's history is not sent again.
+// whose summary records cp. With routing, each table with files gets its own snapshot, in
+// the order of their names, and the last one marks the epoch complete; an epoch without
+// files records its offsets in the table that carries the newest complete epoch.
 func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	_, tbl, err := s.state()
+	s.mu.Lock()
+	pipeline, marked, open := s.pipeline, s.marked, s.cat != nil
+	var todo []*tableState
+	for _, name := range slices.Sorted(maps.Keys(s.tables)) {
+		ts := s.tables[name]
+		if s.plan.route == nil || hasSealed(ts, cp.Epoch) {
+			todo = append(todo, ts)
+		}
+	}
+	if len(todo) == 0 && marked != "" {
+		todo = append(todo, s.tables[marked])
+	}
+	s.mu.Unlock()
+	if !open {
+		return fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	if cp.Pipeline != pipeline {
+		return fmt.Errorf("%s: commit for pipeline %q, opened for %q", s.what, cp.Pipeline, pipeline)
+	}
+	routed := s.plan.route != nil
+	if routed {
+		// A routed table records the whole offset map: it is not compared (one copy only),
+		// since a table that had no rows for a while holds older offsets.
+		cp.From = nil
+	}
+	for i, ts := range todo {
+		if err := s.commitTable(ctx, ts, cp, routed && i == len(todo)-1); err != nil {
+			return err
+		}
+	}
+	if routed && len(todo) > 0 {
+		s.mu.Lock()
+		s.marked = todo[len(todo)-1].name
+		s.mu.Unlock()
+	}
+	for _, ts := range todo {
+		s.maintain(ctx, ts, pipeline)
+	}
+	return nil
+}
+
+// hasSealed reports whether ts has files sealed for epochs up to epoch; under sink.mu.
+func hasSealed(ts *tableState, epoch uint64) bool {
+	for e, files := range ts.sealed {
+		if e <= epoch && len(files) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// commitTable commits the files of ts for the epochs up to cp.Epoch. The snapshot's base is
+// pinned: when the table moved meanwhile, the commit is rebuilt on the new state, its
+// offsets checked again (compare-and-set) and sent again. A commit already in the table's
+// history is not sent again.
+func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Checkpoint, complete bool) error {
+	_, tbl, err := s.current(ts)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	pipeline, instance, last := s.pipeline, s.instance, s.last
+	pipeline, instance, last := s.pipeline, s.instance, ts.last
 	s.mu.Unlock()
-	if cp.Pipeline != pipeline {
-		return fmt.Errorf("%s: commit for pipeline %q, opened for %q", s.what, cp.Pipeline, pipeline)
-	}
 	if cp.Epoch <= last {
 		done, err := committedEpoch(tbl.Metadata(), cp, instance)
 		if err != nil {
-			return fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+			return fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 		}
 		if done {
-			s.committed(cp.Epoch, nil)
+			s.committed(ts, cp.Epoch, nil)
 			return nil
 		}
 	}
-	files := s.pending(cp.Epoch)
+	files := s.pending(ts, cp.Epoch)
 	commitID := uuid.NewString()
 	var lastErr error
 	for attempt := range commitAttempts {
 		if attempt > 0 {
 			s.retries.Add(1)
 			if err := backoff(ctx, attempt); err != nil {
-				return fmt.Errorf("%s: committing epoch %d to table %s: %w (last failure: %w)", s.what, cp.Epoch, s.cfg.Table, err, lastErr)
+				return fmt.Errorf("%s: committing epoch %d to table %s: %w (last failure: %w)", s.what, cp.Epoch, ts.name, err, lastErr)
 			}
-			fresh, err := s.refresh(ctx)
+			fresh, err := s.refresh(ctx, ts)
 			if err != nil {
 				lastErr = err
 				continue
@@ -72,16 +127,15 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			tbl = fresh
 			// The previous attempt may have been committed without our hearing of it.
 			if found, err := findCommit(tbl.Metadata(), pipeline, commitID); err != nil {
-				return fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+				return fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 			} else if found {
-				s.committed(cp.Epoch, tbl)
+				s.committed(ts, cp.Epoch, tbl)
 				return nil
 			}
 		}
-		next, err := s.commitOnce(ctx, tbl, cp, files, instance, commitID)
+		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, instance, commitID, complete)
 		if err == nil {
-			s.committed(cp.Epoch, next)
-			s.maintain(ctx, pipeline)
+			s.committed(ts, cp.Epoch, next)
 			return nil
 		}
 		var conflict *OffsetConflictError
@@ -91,33 +145,33 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 		lastErr = err
 	}
 	return fmt.Errorf("%s: committing epoch %d to table %s failed %d times; the next run resumes from the last committed epoch: %w",
-		s.what, cp.Epoch, s.cfg.Table, commitAttempts, lastErr)
+		s.what, cp.Epoch, ts.name, commitAttempts, lastErr)
 }
 
 // errHook marks errors of the test hook that stop Commit.
 var errHook = errors.New("stopped by the test hook")
 
 // commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot.
-func (s *sink) commitOnce(ctx context.Context, tbl *table.Table, cp component.Checkpoint, files []iceberg.DataFile, instance, commitID string) (*table.Table, error) {
+func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Checkpoint, files []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
 	st, err := latest(tbl.Metadata(), cp.Pipeline)
 	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
 	}
 	var have schemas.Offsets
 	if st != nil {
 		have = st.offsets
 	}
-	merged, err := casMerge(s.cfg.Table, have, cp)
+	merged, err := casMerge(name, have, cp)
 	if err != nil {
 		return nil, err
 	}
-	props, err := summaryProps(cp, instance, commitID, merged)
+	props, err := summaryProps(cp, instance, commitID, merged, complete)
 	if err != nil {
 		return nil, err
 	}
 	txn := tbl.NewTransaction()
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
 	}
 	if len(files) > 0 {
 		err = txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
@@ -125,14 +179,14 @@ func (s *sink) commitOnce(ctx context.Context, tbl *table.Table, cp component.Ch
 		err = txn.AddFiles(ctx, nil, props, false)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: preparing the snapshot of epoch %d for table %s: %w", s.what, cp.Epoch, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: preparing the snapshot of epoch %d for table %s: %w", s.what, cp.Epoch, name, err)
 	}
 	if err := s.step(stepBefore); err != nil {
 		return nil, fmt.Errorf("%w: %w", errHook, err)
 	}
 	next, err := txn.Commit(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: committing epoch %d to table %s: %w", s.what, cp.Epoch, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: committing epoch %d to table %s: %w", s.what, cp.Epoch, name, err)
 	}
 	if err := s.step(stepSent); err != nil {
 		if errors.Is(err, errLostReply) {

@@ -20,17 +20,19 @@ func init() {
 
 // WriteConfig is the config of WriteToIceberg.
 type WriteConfig struct {
-	Table                      string             `yaml:"table" required:"true" doc:"The table, as namespace.name (db.events). It is created from the rows' schema when missing."`
-	CatalogName                string             `yaml:"catalog_name" doc:"The catalog's name (default sluice). The SQL catalog keys its rows by it."`
-	CatalogProperties          map[string]string  `yaml:"catalog_properties" doc:"Properties of the catalog, as iceberg-go and Beam take them: type (sql, rest), uri, warehouse, credential, ... Default: a SQLite catalog with a local warehouse in ./warehouse (see docs/iceberg.md)."`
-	ConfigProperties           map[string]string  `yaml:"config_properties" doc:"Storage properties (s3.*, gcs.*, ...), passed to the catalog under catalog_properties."`
-	TriggeringFrequencySeconds component.Duration `yaml:"triggering_frequency_seconds" doc:"How often to commit a snapshot: seconds, or a duration such as 1m. Sets the pipeline's epoch length (the shortest of all sinks wins)."`
-	Keep                       []string           `yaml:"keep" doc:"Write only these fields of the rows."`
-	Drop                       []string           `yaml:"drop" doc:"Write every field of the rows but these."`
-	Only                       string             `yaml:"only" doc:"Write the fields of this one struct field of the rows."`
-	PartitionFields            []string           `yaml:"partition_fields" doc:"Partitioning of a new table: column names (identity) and transforms year(c), month(c), day(c), hour(c), bucket(c, N), truncate(c, W)."`
-	TableProperties            map[string]string  `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec. sluice also sets write.metadata.delete-after-commit.enabled and commit.manifest-merge.enabled to true unless given."`
-	ExpireSnapshotsOlderThan   component.Duration `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
+	Table                      string                   `yaml:"table" required:"true" doc:"The table, as namespace.name (db.events), created from the rows' schema when missing. Its name may route each row by fields of the input: db.events_{country} (values lower-cased, characters other than a-z, 0-9 and _ replaced by _)."`
+	CatalogName                string                   `yaml:"catalog_name" doc:"The catalog's name (default sluice). The SQL catalog keys its rows by it."`
+	CatalogProperties          map[string]string        `yaml:"catalog_properties" doc:"Properties of the catalog, as iceberg-go and Beam take them: type (sql, rest), uri, warehouse, credential, ... Default: a SQLite catalog with a local warehouse in ./warehouse (see docs/iceberg.md)."`
+	ConfigProperties           map[string]string        `yaml:"config_properties" doc:"Storage properties (s3.*, gcs.*, ...), passed to the catalog under catalog_properties."`
+	TriggeringFrequencySeconds component.Duration       `yaml:"triggering_frequency_seconds" doc:"How often to commit a snapshot: seconds, or a duration such as 1m. Sets the pipeline's epoch length (the shortest of all sinks wins)."`
+	Keep                       []string                 `yaml:"keep" doc:"Write only these fields of the rows."`
+	Drop                       []string                 `yaml:"drop" doc:"Write every field of the rows but these."`
+	Only                       string                   `yaml:"only" doc:"Write the fields of this one struct field of the rows."`
+	PartitionFields            []string                 `yaml:"partition_fields" doc:"Partitioning of a new table: column names (identity) and transforms year(c), month(c), day(c), hour(c), bucket(c, N), truncate(c, W)."`
+	TableProperties            map[string]string        `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec. sluice also sets write.metadata.delete-after-commit.enabled and commit.manifest-merge.enabled to true unless given."`
+	SchemaEvolution            string                   `yaml:"schema_evolution" doc:"none (the default: an existing table must have every column of the rows) or add_columns (add the rows' nullable columns an existing table lacks)."`
+	ErrorHandling              *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that name no table (a null or empty routing field) or cannot be converted to the table's types to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
+	ExpireSnapshotsOlderThan   component.Duration       `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
 }
 
 // DefaultTargetFileSize is the size at which data files roll when the table sets none.
@@ -40,6 +42,8 @@ const DefaultTargetFileSize = 128 << 20
 // schema, partitioning and properties of the table when it has to be created.
 type plan struct {
 	input      *schemas.Schema // the sink's input
+	route      *router         // names each row's table; nil: one table
+	errOut     *component.ErrorOutput
 	rows       *schemas.Schema // the rows written, after keep, drop or only
 	project    func(schemas.Row) schemas.Row
 	schema     *iceberg.Schema
@@ -58,15 +62,16 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	} else if cfg.TriggeringFrequencySeconds > 0 {
 		c.SetTrigger(time.Duration(cfg.TriggeringFrequencySeconds))
 	}
-	if strings.ContainsAny(cfg.Table, "{}") {
-		c.Errorf(c.KeyPos("table"), "routing rows to tables by field (%s) is not supported yet", cfg.Table)
-	} else if _, err := identifier(cfg.Table); err != nil {
-		c.Errorf(c.KeyPos("table"), "%v", err)
+	switch cfg.SchemaEvolution {
+	case "", evolveNone, addColumns:
+	default:
+		c.Errorf(c.KeyPos("schema_evolution"), "schema_evolution: %q is not one of %s, %s", cfg.SchemaEvolution, evolveNone, addColumns)
 	}
 	if _, err := catalogProps(cfg); err != nil {
 		c.Errorf(c.KeyPos("catalog_properties"), "%v", err)
 	}
 	p := &plan{input: c.Input(), tableProps: tableProps(c, cfg)}
+	var err error
 	for i, s := range cfg.PartitionFields {
 		f, err := parsePartitionField(s)
 		if err != nil {
@@ -78,6 +83,14 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	if p.input == nil {
 		return nil, fmt.Errorf("%s needs an input", c.Describe())
 	}
+	if strings.ContainsAny(cfg.Table, "{}") {
+		if p.route, err = parseRouter(cfg.Table, p.input); err != nil {
+			c.Errorf(c.KeyPos("table"), "%v", err)
+		}
+	} else if _, err := identifier(cfg.Table); err != nil {
+		c.Errorf(c.KeyPos("table"), "%v", err)
+	}
+	p.errOut = c.ErrorOutput(cfg.ErrorHandling, p.input, component.IOShape)
 	if !project(c, cfg, p) {
 		return nil, nil
 	}

@@ -34,9 +34,21 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%s:\n got  %v\n want %s", c.extra, b.Err(), c.want)
 		}
 	}
-	b := componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: db.events_{country}\n", in)
-	if b.Err() == nil || !strings.Contains(b.Err().Error(), "pipeline.yaml:3:10: routing rows to tables by field") {
-		t.Errorf("routing: %v", b.Err())
+	for _, c := range []struct{ table, want string }{
+		{"db.events_{contry}", `pipeline.yaml:3:10: table "db.events_{contry}": no field "contry" in the input to route by`},
+		{"db_{name}.events", "pipeline.yaml:3:10: table \"db_{name}.events\": only the table's name may route by field"},
+		{"db.events_{ts}", `cannot route by field "ts" of type timestamp`},
+		{"db.events_{name", "unbalanced { or }"},
+		{"db.events_{}", "{} names no field"},
+	} {
+		b := componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: "+c.table+"\n", in)
+		if b.Err() == nil || !strings.Contains(b.Err().Error(), c.want) {
+			t.Errorf("routing %s:\n got  %v\n want %s", c.table, b.Err(), c.want)
+		}
+	}
+	b := componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: db.t\n  schema_evolution: add_column\n", in)
+	if b.Err() == nil || !strings.Contains(b.Err().Error(), `pipeline.yaml:4:21: schema_evolution: "add_column" is not one of none, add_columns`) {
+		t.Errorf("schema_evolution: %v", b.Err())
 	}
 	b = componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: events\n", in)
 	if b.Err() == nil || !strings.Contains(b.Err().Error(), "want namespace.table") {

@@ -31,30 +31,34 @@ func setNewTableDefaults(props iceberg.Properties) {
 	}
 }
 
-// maintain runs after a successful commit, under commitMu: with expire_snapshots_older_than
-// set, it expires old snapshots, at most every quarter of that age. A failure is logged: the
-// epoch is committed, and the next round tries again.
-func (s *sink) maintain(ctx context.Context, pipeline string) {
+// maintain runs after a successful commit of ts, under commitMu: with
+// expire_snapshots_older_than set, it expires old snapshots, at most every quarter of that
+// age. A failure is logged: the epoch is committed, and the next round tries again.
+func (s *sink) maintain(ctx context.Context, ts *tableState, pipeline string) {
 	age := time.Duration(s.cfg.ExpireSnapshotsOlderThan)
-	if age <= 0 || time.Now().Before(s.nextExpiry) {
+	if age <= 0 || time.Now().Before(ts.nextExpiry) {
 		return
 	}
-	s.nextExpiry = time.Now().Add(age / 4)
-	_, tbl, err := s.state()
+	ts.nextExpiry = time.Now().Add(age / 4)
+	_, tbl, err := s.current(ts)
 	if err == nil {
-		err = s.expire(ctx, tbl, pipeline, age)
+		err = s.expire(ctx, ts, tbl, pipeline, age)
 	}
 	if err != nil {
-		slog.Warn("expiring old snapshots failed; the next commit tries again", "sink", s.what, "table", s.cfg.Table, "error", err)
+		slog.Warn("expiring old snapshots failed; the next commit tries again", "sink", s.what, "table", ts.name, "error", err)
 	}
 }
 
-// expire removes the snapshots of tbl older than age, keeping at least the table's
-// history.expire.min-snapshots-to-keep and always the newest snapshot of the pipeline and
-// every snapshot after it: Open finds the pipeline's checkpoint by walking back from the
-// current snapshot, so the walk must reach it. iceberg-go deletes the files only the expired
-// snapshots used (manifest lists, manifests, data files a compaction replaced).
-func (s *sink) expire(ctx context.Context, tbl *table.Table, pipeline string, age time.Duration) error {
+// expire removes the snapshots of tbl (the table of ts) older than age, keeping at least the
+// table's history.expire.min-snapshots-to-keep and always the newest snapshot of the
+// pipeline and every snapshot after it: Open finds the pipeline's checkpoint by walking back
+// from the current snapshot, so the walk must reach it. With routing, the table carrying the
+// newest complete epoch keeps the snapshot that marks it. iceberg-go deletes the files only
+// the expired snapshots used (manifest lists, manifests, data files a compaction replaced).
+func (s *sink) expire(ctx context.Context, ts *tableState, tbl *table.Table, pipeline string, age time.Duration) error {
+	s.mu.Lock()
+	needMark := s.plan.route != nil && s.marked == ts.name
+	s.mu.Unlock()
 	meta := tbl.Metadata()
 	cur := meta.CurrentSnapshot()
 	if cur == nil {
@@ -62,7 +66,7 @@ func (s *sink) expire(ctx context.Context, tbl *table.Table, pipeline string, ag
 	}
 	depth := -1
 	for i, snap := range table.AncestorsOf(cur.SnapshotID, meta.SnapshotByID) {
-		if snap.Summary != nil && snap.Summary.Properties[keyPipeline] == pipeline {
+		if p := snap.Summary; p != nil && p.Properties[keyPipeline] == pipeline && (!needMark || p.Properties[keyComplete] == "true") {
 			depth = i
 			break
 		}
@@ -73,16 +77,16 @@ func (s *sink) expire(ctx context.Context, tbl *table.Table, pipeline string, ag
 	keep := max(meta.Properties().GetInt(table.MinSnapshotsToKeepKey, table.MinSnapshotsToKeepDefault), depth+1)
 	txn := tbl.NewTransaction()
 	if err := txn.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(keep)); err != nil {
-		return fmt.Errorf("expire snapshots of table %s: %w", s.cfg.Table, err)
+		return fmt.Errorf("expire snapshots of table %s: %w", ts.name, err)
 	}
 	next, err := txn.Commit(ctx)
 	if next != nil {
 		s.mu.Lock()
-		s.tbl = next
+		ts.tbl = next
 		s.mu.Unlock()
 	}
 	if err != nil {
-		return fmt.Errorf("expire snapshots of table %s: %w", s.cfg.Table, err)
+		return fmt.Errorf("expire snapshots of table %s: %w", ts.name, err)
 	}
 	return nil
 }

@@ -150,11 +150,12 @@ func TestExpiryKeepsCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tbl, err := s.refresh(ctx)
+	ts := s.tables["db.k"]
+	tbl, err := s.refresh(ctx, ts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.expire(ctx, tbl, "keep", 0); err != nil {
+	if err := s.expire(ctx, ts, tbl, "keep", 0); err != nil {
 		t.Fatal(err)
 	}
 	after := w.load("db.k").Metadata()

@@ -25,8 +25,9 @@ const (
 	dictSizeKey       = "write.parquet.dict-size-bytes"
 )
 
-// sink writes one Iceberg table: lanes write Parquet data files, each epoch's files are
-// sealed at Flush, and Commit adds all sealed files of the epochs it covers in one snapshot
+// sink writes one Iceberg table, or with routing (`table: db.events_{country}`) the tables
+// its rows name: lanes write Parquet data files per table, each epoch's files are sealed at
+// Flush, and Commit adds all sealed files of the epochs it covers in one snapshot per table
 // whose summary carries the checkpoint. docs/iceberg.md has the protocol.
 type sink struct {
 	what string // the component, for messages
@@ -34,19 +35,15 @@ type sink struct {
 	plan *plan
 
 	commitMu sync.Mutex   // serializes Open, Commit, Reload and Close
+	createMu sync.Mutex   // serializes preparing routed tables at their first use
 	retries  atomic.Int64 // commit attempts after the first, for tests and metrics
-	// nextExpiry is when maintain may expire snapshots next; guarded by commitMu.
-	nextExpiry time.Time
 
-	mu       sync.Mutex // guards the fields below; never held across I/O
+	mu       sync.Mutex // guards the fields below and those of the tables; never held across I/O
 	cat      catalog.Catalog
-	ident    table.Identifier
-	tbl      *table.Table // the table as of the last load or commit
-	wr       *writing
+	tables   map[string]*tableState // by name (db.events)
 	pipeline string
 	instance string
-	last     uint64                        // the newest epoch this instance committed
-	sealed   map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
+	marked   string // routed: the table whose newest commit marks an epoch complete
 	writers  map[int]*laneWriter
 
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
@@ -54,7 +51,24 @@ type sink struct {
 	hook func(step string) error
 }
 
-// The steps of Commit at which sink.hook is called.
+// tableState is one table the sink writes. Its fields are guarded by sink.mu, but nextExpiry
+// (commitMu) and covered (set at Open, read-only after).
+type tableState struct {
+	name   string
+	ident  table.Identifier
+	tbl    *table.Table // the table as of the last load or commit
+	wr     *writing
+	last   uint64                        // the newest epoch this instance committed
+	sealed map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
+	// covered are, with routing, the table's own committed offsets when the sink opened: the
+	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
+	// this table already holds.
+	covered schemas.Offsets
+	// nextExpiry is when maintain may expire snapshots next.
+	nextExpiry time.Time
+}
+
+// The steps of Commit at which sink.hook is called, once per table committed.
 const (
 	stepBefore = "before" // the epoch's files are written; nothing is sent to the catalog
 	stepSent   = "sent"   // the catalog accepted the commit; its reply is about to be read
@@ -75,59 +89,90 @@ func newSink(what string, cfg *WriteConfig, p *plan) *sink {
 func (s *sink) Summary() string { return s.describe() }
 
 // Open loads the table, creating it if missing, checks that the rows fit it, and returns the
-// pipeline's newest checkpoint in the table's history.
+// pipeline's newest checkpoint in the table's history. With routing it finds the routed
+// tables the pipeline committed to and returns their newest complete epoch (route_open.go).
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.closeAll()
-	ident, err := identifier(s.cfg.Table)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.what, err)
+	if s.plan.route != nil && info.Instance != "" {
+		return nil, fmt.Errorf("%s: routing by field (%s) cannot be shared by several copies of the pipeline (this is copy %q): read without a consumer group, or write one table", s.what, s.cfg.Table, info.Instance)
 	}
 	cat, err := openCatalog(ctx, s.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
-	cp, last, tbl, wr, err := s.open(ctx, cat, ident, info)
+	tables := map[string]*tableState{}
+	var cp *component.Checkpoint
+	var marked string
+	if s.plan.route == nil {
+		var ts *tableState
+		ts, cp, err = s.openTable(ctx, cat, info)
+		if ts != nil {
+			tables[ts.name] = ts
+		}
+	} else {
+		tables, cp, marked, err = s.openRouted(ctx, cat, info.Pipeline)
+	}
 	if err != nil {
 		_ = closeCatalog(cat)
-		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cat, s.ident, s.tbl, s.wr = cat, ident, tbl, wr
-	s.pipeline, s.instance, s.last = info.Pipeline, info.Instance, last
-	s.sealed, s.writers = map[uint64][]iceberg.DataFile{}, map[int]*laneWriter{}
+	s.cat, s.tables, s.marked = cat, tables, marked
+	s.pipeline, s.instance = info.Pipeline, info.Instance
+	s.writers = map[int]*laneWriter{}
 	return cp, nil
 }
 
-func (s *sink) open(ctx context.Context, cat catalog.Catalog, ident table.Identifier, info component.SinkInfo) (*component.Checkpoint, uint64, *table.Table, *writing, error) {
-	tbl, _, err := loadOrCreate(ctx, cat, ident, s.plan)
+// openTable opens the one table of a sink without routing.
+func (s *sink) openTable(ctx context.Context, cat catalog.Catalog, info component.SinkInfo) (*tableState, *component.Checkpoint, error) {
+	ts, err := s.prepare(ctx, cat, s.cfg.Table)
 	if err != nil {
-		return nil, 0, nil, nil, err
+		return nil, nil, err
 	}
-	if err := checkCompatible(s.plan.rows, tbl.Schema()); err != nil {
-		return nil, 0, nil, nil, fmt.Errorf("the rows do not fit the table's schema: %w", err)
+	meta := ts.tbl.Metadata()
+	st, err := latest(meta, info.Pipeline)
+	if err == nil {
+		ts.last, err = lastEpoch(meta, info.Pipeline, info.Instance)
 	}
-	wr, err := newWriting(tbl, cat, s.plan.rows)
 	if err != nil {
-		return nil, 0, nil, nil, err
-	}
-	st, err := latest(tbl.Metadata(), info.Pipeline)
-	if err != nil {
-		return nil, 0, nil, nil, err
-	}
-	last, err := lastEpoch(tbl.Metadata(), info.Pipeline, info.Instance)
-	if err != nil {
-		return nil, 0, nil, nil, err
+		return nil, nil, fmt.Errorf("table %s: %w", ts.name, err)
 	}
 	cp := checkpointOf(info.Pipeline, st)
 	if cp != nil {
 		// The offsets are merged over the copies of the pipeline; the epoch is this copy's
 		// own, which its next epochs follow (copies number their epochs independently).
-		cp.Epoch = last
+		cp.Epoch = ts.last
 	}
-	return cp, last, tbl, wr, nil
+	return ts, cp, nil
+}
+
+// prepare loads the table name, creating it if missing and adding columns if
+// schema_evolution asks, checks that the rows fit it and prepares writing into it.
+func (s *sink) prepare(ctx context.Context, cat catalog.Catalog, name string) (*tableState, error) {
+	ident, err := identifier(name)
+	if err != nil {
+		return nil, err
+	}
+	tbl, _, err := loadOrCreate(ctx, cat, ident, s.plan)
+	if err == nil && s.cfg.SchemaEvolution == addColumns {
+		tbl, err = addMissingColumns(ctx, cat, tbl, s.plan.rows)
+	}
+	if err == nil {
+		if err = checkCompatible(s.plan.rows, tbl.Schema()); err != nil {
+			err = fmt.Errorf("the rows do not fit the table's schema: %w", err)
+		}
+	}
+	var wr *writing
+	if err == nil {
+		wr, err = newWriting(tbl, cat, s.plan.rows)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	return &tableState{name: name, ident: ident, tbl: tbl, wr: wr, sealed: map[uint64][]iceberg.DataFile{}}, nil
 }
 
 // newWriting prepares writing rows of schema rows into tbl.
@@ -192,18 +237,40 @@ func writeView(tbl *table.Table, cat table.CatalogIO) (*table.Table, error) {
 	return table.New(tbl.Identifier(), meta, tbl.MetadataLocation(), tbl.FS, cat), nil
 }
 
-// writing returns what lanes write with, or an error before Open.
-func (s *sink) writing() (*writing, error) {
+// tableFor returns the table name, preparing it (creating it if missing) at its first use.
+func (s *sink) tableFor(ctx context.Context, name string) (*tableState, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.wr == nil {
+	ts, cat := s.tables[name], s.cat
+	s.mu.Unlock()
+	if ts != nil {
+		return ts, nil
+	}
+	if cat == nil {
 		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
 	}
-	return s.wr, nil
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	s.mu.Lock()
+	ts = s.tables[name]
+	s.mu.Unlock()
+	if ts != nil {
+		return ts, nil
+	}
+	ts, err := s.prepare(ctx, cat, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tables == nil {
+		return nil, fmt.Errorf("%s: used after Close", s.what)
+	}
+	s.tables[name] = ts
+	return ts, nil
 }
 
-func (s *sink) writeErr(err error) error {
-	return fmt.Errorf("%s: writing data files of table %s: %w", s.what, s.cfg.Table, err)
+func (s *sink) writeErr(ts *tableState, err error) error {
+	return fmt.Errorf("%s: writing data files of table %s: %w", s.what, ts.name, err)
 }
 
 // Writer returns the writer of a lane.
@@ -215,86 +282,101 @@ func (s *sink) Writer(lane int) component.Writer {
 	}
 	w := s.writers[lane]
 	if w == nil {
-		w = &laneWriter{s: s, lane: lane, flushed: s.last}
+		var flushed uint64
+		for _, ts := range s.tables {
+			flushed = max(flushed, ts.last)
+		}
+		w = &laneWriter{s: s, lane: lane, flushed: flushed}
 		s.writers[lane] = w
 	}
 	return w
 }
 
-// seal records the files a lane flushed for epoch.
-func (s *sink) seal(epoch uint64, files []iceberg.DataFile) {
+// seal records the files a lane flushed for epoch into ts.
+func (s *sink) seal(ts *tableState, epoch uint64, files []iceberg.DataFile) {
+	if len(files) == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.sealed == nil {
-		s.sealed = map[uint64][]iceberg.DataFile{}
-	}
-	s.sealed[epoch] = append(s.sealed[epoch], files...)
+	ts.sealed[epoch] = append(ts.sealed[epoch], files...)
 }
 
-// pending returns the sealed files of the epochs up to epoch.
-func (s *sink) pending(epoch uint64) []iceberg.DataFile {
+// pending returns the sealed files of ts for the epochs up to epoch.
+func (s *sink) pending(ts *tableState, epoch uint64) []iceberg.DataFile {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []iceberg.DataFile
-	for _, e := range slices.Sorted(maps.Keys(s.sealed)) {
+	for _, e := range slices.Sorted(maps.Keys(ts.sealed)) {
 		if e <= epoch {
-			out = append(out, s.sealed[e]...)
+			out = append(out, ts.sealed[e]...)
 		}
 	}
 	return out
 }
 
-// committed forgets the sealed files of the epochs up to epoch and records the commit.
-func (s *sink) committed(epoch uint64, tbl *table.Table) {
+// committed forgets the sealed files of ts for the epochs up to epoch and records the commit.
+func (s *sink) committed(ts *tableState, epoch uint64, tbl *table.Table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for e := range s.sealed {
+	for e := range ts.sealed {
 		if e <= epoch {
-			delete(s.sealed, e)
+			delete(ts.sealed, e)
 		}
 	}
-	s.last = max(s.last, epoch)
+	ts.last = max(ts.last, epoch)
 	if tbl != nil {
-		s.tbl = tbl
+		ts.tbl = tbl
 	}
 }
 
-func (s *sink) state() (catalog.Catalog, *table.Table, error) {
+// current returns the catalog and the table of ts as last loaded or committed.
+func (s *sink) current(ts *tableState) (catalog.Catalog, *table.Table, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cat == nil {
 		return nil, nil, fmt.Errorf("%s: used before Open or after Close", s.what)
 	}
-	return s.cat, s.tbl, nil
+	return s.cat, ts.tbl, nil
 }
 
 // Reload returns the table's current checkpoint of the pipeline, merged over every copy.
 func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
-	tbl, err := s.refresh(ctx)
+	s.mu.Lock()
+	cat, pipeline, ts := s.cat, s.pipeline, s.tables[s.cfg.Table]
+	s.mu.Unlock()
+	if cat == nil {
+		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	if s.plan.route != nil {
+		cp, _, _, err := s.routedCheckpoint(ctx, cat, pipeline)
+		return cp, err
+	}
+	tbl, err := s.refresh(ctx, ts)
 	if err != nil {
 		return nil, err
 	}
-	st, err := latest(tbl.Metadata(), s.pipeline)
+	st, err := latest(tbl.Metadata(), pipeline)
 	if err != nil {
-		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 	}
-	return checkpointOf(s.pipeline, st), nil
+	return checkpointOf(pipeline, st), nil
 }
 
-// refresh loads the table anew from the catalog.
-func (s *sink) refresh(ctx context.Context) (*table.Table, error) {
-	cat, _, err := s.state()
+// refresh loads ts anew from the catalog.
+func (s *sink) refresh(ctx context.Context, ts *tableState) (*table.Table, error) {
+	cat, _, err := s.current(ts)
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := cat.LoadTable(ctx, s.ident)
+	tbl, err := cat.LoadTable(ctx, ts.ident)
 	if err != nil {
-		return nil, fmt.Errorf("%s: load table %s: %w", s.what, s.cfg.Table, err)
+		return nil, fmt.Errorf("%s: load table %s: %w", s.what, ts.name, err)
 	}
 	s.mu.Lock()
-	s.tbl = tbl
+	ts.tbl = tbl
 	s.mu.Unlock()
 	return tbl, nil
 }
@@ -310,7 +392,7 @@ func (s *sink) Close(context.Context) error {
 func (s *sink) closeAll() error {
 	s.mu.Lock()
 	writers, cat := s.writers, s.cat
-	s.writers, s.cat, s.wr, s.tbl, s.sealed = nil, nil, nil, nil, nil
+	s.writers, s.cat, s.tables = nil, nil, nil
 	s.mu.Unlock()
 	for _, w := range writers {
 		w.abort()

@@ -12,7 +12,7 @@ import (
 
 // ReadCheckpoint returns the newest checkpoint of pipeline in the table's history and the time
 // of its snapshot, without creating or changing anything; nil when the table does not exist
-// or holds no commit of the pipeline.
+// or holds no commit of the pipeline. With routing: the routed tables' complete epoch.
 func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.Checkpoint, time.Time, error) {
 	ident, err := identifier(s.cfg.Table)
 	if err != nil {
@@ -23,6 +23,13 @@ func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.
 		return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
 	}
 	defer closeCatalog(cat)
+	if s.plan.route != nil {
+		cp, at, err := s.readRoutedCheckpoint(ctx, cat, pipeline)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
+		}
+		return cp, at, nil
+	}
 	tbl, err := cat.LoadTable(ctx, ident)
 	if errors.Is(err, catalog.ErrNoSuchTable) {
 		return nil, time.Time{}, nil

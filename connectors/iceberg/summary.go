@@ -22,30 +22,65 @@ var started = time.Now()
 // maxListedFiles bounds the data files the summary lists one by one.
 const maxListedFiles = 10
 
+// maxListedTables bounds the routed tables the summary describes.
+const maxListedTables = 10
+
 // describe is what the sink says at the end of a run (its Summary): the epoch it committed
-// through, whether it resumed from an earlier run, and the table as it is now: rows, data
-// files with their sizes, and the committed offsets.
+// through, whether it resumed from an earlier run, and its tables as they are now: rows, data
+// files with their sizes, and the committed offsets (with routing: of the complete epoch).
 func (s *sink) describe() string {
 	s.mu.Lock()
-	tbl, pipeline, last := s.tbl, s.pipeline, s.last
+	pipeline, offsetsFrom := s.pipeline, s.cfg.Table
+	if s.plan.route != nil {
+		offsetsFrom = s.marked
+	}
+	var tables []*table.Table
+	var last uint64
+	var offsets *table.Table
+	for _, name := range slices.Sorted(maps.Keys(s.tables)) {
+		ts := s.tables[name]
+		last = max(last, ts.last)
+		if ts.tbl != nil {
+			tables = append(tables, ts.tbl)
+			if name == offsetsFrom {
+				offsets = ts.tbl
+			}
+		}
+	}
 	s.mu.Unlock()
 	head := fmt.Sprintf("committed through epoch %d to table %s", last, s.cfg.Table)
-	if tbl == nil {
-		return head
+	if s.plan.route != nil {
+		head = fmt.Sprintf("committed through epoch %d to %d %s routed by %s", last, len(tables), plural(len(tables), "table"), s.cfg.Table)
 	}
-	meta := tbl.Metadata()
-	if before, ok := earlierCommit(meta, pipeline); ok {
+	var before uint64
+	resumed := false
+	for _, tbl := range tables {
+		if e, ok := earlierCommit(tbl.Metadata(), pipeline); ok && e >= before {
+			before, resumed = e, true
+		}
+	}
+	if resumed {
 		head += fmt.Sprintf(" (resumed after epoch %d of an earlier run; nothing it committed was written again)", before)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t, err := describeTable(ctx, tbl)
-	if err != nil {
-		return head + "\n    " + err.Error()
+	lines := []string{head}
+	for i, tbl := range tables {
+		if i == maxListedTables {
+			lines = append(lines, fmt.Sprintf("    ... and %d more tables", len(tables)-i))
+			break
+		}
+		t, err := describeTable(ctx, tbl)
+		if err != nil {
+			lines = append(lines, "    "+err.Error())
+			continue
+		}
+		lines = append(lines, t.String())
 	}
-	lines := []string{head, t.String()}
-	if st, err := latest(meta, pipeline); err == nil && st != nil {
-		lines = append(lines, "    committed offsets: "+showOffsets(st.offsets))
+	if offsets != nil {
+		if st, err := latest(offsets.Metadata(), pipeline); err == nil && st != nil {
+			lines = append(lines, "    committed offsets: "+showOffsets(st.offsets))
+		}
 	}
 	return strings.Join(lines, "\n")
 }

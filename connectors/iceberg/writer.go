@@ -2,24 +2,27 @@ package iceberg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// laneWriter is one lane's side of the sink. Between two Flushes it feeds its records into one
-// run of iceberg-go's record writer (a segment), which keeps one open Parquet file per table
-// partition and rolls it at the target file size; Flush ends the run and seals its files for
-// the epoch.
+// laneWriter is one lane's side of the sink. Between two Flushes it feeds the records of each
+// table into one run of iceberg-go's record writer (a segment), which keeps one open Parquet
+// file per table partition and rolls it at the target file size; Flush ends the runs and
+// seals their files for the epoch.
 type laneWriter struct {
 	s       *sink
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
-	seg     *segment
+	segs    map[*tableState]*segment
 }
 
 // segment is one run of table.WriteRecords fed from a channel.
@@ -31,35 +34,126 @@ type segment struct {
 	err    error
 }
 
-// Write converts the rows of b into an Arrow record and hands it to the lane's open run.
+// routed is the rows of a batch that go to one table.
+type routed struct {
+	ts   *tableState
+	rows []schemas.Row // projected (keep, drop, only)
+	idx  []int         // their indexes in the batch
+}
+
+// Write converts the rows of b into Arrow records and hands them to the lane's open runs. A
+// row that names no table or cannot be converted stops the pipeline at its position.
 func (w *laneWriter) Write(ctx context.Context, b *schemas.Batch) error {
+	return w.write(ctx, b, nil)
+}
+
+// WriteWithErrors is Write for a sink with error_handling: rows that name no table or cannot
+// be converted go to the error output through emit.
+func (w *laneWriter) WriteWithErrors(ctx context.Context, b *schemas.Batch, emit component.Emit) error {
+	return w.write(ctx, b, emit)
+}
+
+func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component.Emit) error {
 	if len(b.Rows) == 0 {
 		return nil
 	}
-	rows := b.Rows
-	if w.s.plan.project != nil {
-		rows = make([]schemas.Row, len(b.Rows))
-		for i, r := range b.Rows {
-			rows[i] = w.s.plan.project(r)
-		}
+	errOut := w.s.plan.errOut
+	if emit == nil {
+		errOut = nil // no way to the error output: a failed row stops the pipeline
 	}
-	wr, err := w.s.writing()
+	groups, errs, err := w.route(ctx, b, errOut)
 	if err != nil {
 		return err
 	}
-	rec, err := wr.conv.record(rows, b.Pos)
-	if err != nil {
-		return fmt.Errorf("%s: table %s: %w", w.s.what, w.s.cfg.Table, err)
+	for _, g := range groups {
+		for len(g.rows) > 0 {
+			rec, err := g.ts.wr.conv.record(g.rows, positions(b, g.idx))
+			var re *rowError
+			if err != nil && errOut != nil && errors.As(err, &re) {
+				// The row goes to the error output; the others are converted again.
+				if errs, err = errOut.Add(errs, b, g.idx[re.index], fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, re.err)); err != nil {
+					return err
+				}
+				g.rows = slices.Delete(g.rows, re.index, re.index+1)
+				g.idx = slices.Delete(g.idx, re.index, re.index+1)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, err)
+			}
+			if err := w.send(ctx, g.ts, rec); err != nil {
+				return err
+			}
+			break
+		}
 	}
-	if w.seg == nil {
-		w.seg = startSegment(wr)
+	return errOut.Emit(errs, emit)
+}
+
+// route groups the rows of b by table, projected; with routing it drops the rows a table
+// already holds (tableState.covered) and sends rows that name no table to errOut.
+func (w *laneWriter) route(ctx context.Context, b *schemas.Batch, errOut *component.ErrorOutput) ([]*routed, *schemas.Batch, error) {
+	var groups []*routed
+	byName := map[string]*routed{}
+	var errs *schemas.Batch
+	for i, row := range b.Rows {
+		name := w.s.cfg.Table
+		if r := w.s.plan.route; r != nil {
+			var err error
+			if name, err = r.tableOf(row); err != nil {
+				if errs, err = errOut.Add(errs, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+		}
+		g := byName[name]
+		if g == nil {
+			ts, err := w.s.tableFor(ctx, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			g = &routed{ts: ts}
+			byName[name] = g
+			groups = append(groups, g)
+		}
+		if i < len(b.Pos) && g.ts.covered.Covers(b.Pos[i]) {
+			continue
+		}
+		g.rows = append(g.rows, w.s.plan.project(row))
+		g.idx = append(g.idx, i)
+	}
+	return groups, errs, nil
+}
+
+// positions returns the positions of the rows at idx of b.
+func positions(b *schemas.Batch, idx []int) []schemas.Position {
+	if len(b.Pos) != len(b.Rows) {
+		return nil
+	}
+	out := make([]schemas.Position, len(idx))
+	for j, i := range idx {
+		out[j] = b.Pos[i]
+	}
+	return out
+}
+
+// send hands rec to the lane's run for ts, starting it if needed.
+func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordBatch) error {
+	if w.segs == nil {
+		w.segs = map[*tableState]*segment{}
+	}
+	seg := w.segs[ts]
+	if seg == nil {
+		seg = startSegment(ts.wr)
+		w.segs[ts] = seg
 	}
 	select {
-	case w.seg.in <- rec:
+	case seg.in <- rec:
 		return nil
-	case <-w.seg.done:
+	case <-seg.done:
 		rec.Release()
-		return w.s.writeErr(w.seg.err)
+		return w.s.writeErr(ts, seg.err)
 	case <-ctx.Done():
 		rec.Release()
 		return ctx.Err()
@@ -69,39 +163,50 @@ func (w *laneWriter) Write(ctx context.Context, b *schemas.Batch) error {
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && w.seg == nil {
+		if epoch == w.flushed && len(w.segs) == 0 {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
 	}
-	if w.seg != nil {
-		seg := w.seg
-		w.seg = nil
+	segs := w.segs
+	w.segs = nil
+	for _, seg := range segs {
 		close(seg.in)
+	}
+	var errs []error
+	for ts, seg := range segs {
 		select {
 		case <-seg.done:
 		case <-ctx.Done():
-			seg.cancel()
-			<-seg.done
+			for _, seg := range segs {
+				seg.cancel()
+			}
+			for _, seg := range segs {
+				<-seg.done
+			}
 			return ctx.Err()
 		}
 		if seg.err != nil {
-			return w.s.writeErr(seg.err)
+			errs = append(errs, w.s.writeErr(ts, seg.err))
+			continue
 		}
-		w.s.seal(epoch, seg.files)
+		w.s.seal(ts, epoch, seg.files)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	w.flushed = epoch
 	return nil
 }
 
-// abort stops the open run; its files are never committed.
+// abort stops the open runs; their files are never committed.
 func (w *laneWriter) abort() {
-	if w.seg != nil {
-		w.seg.cancel()
-		close(w.seg.in)
-		<-w.seg.done
-		w.seg = nil
+	for _, seg := range w.segs {
+		seg.cancel()
+		close(seg.in)
+		<-seg.done
 	}
+	w.segs = nil
 }
 
 // startSegment starts a run of the table's record writer over a new channel.
