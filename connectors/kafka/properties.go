@@ -39,6 +39,7 @@ type settings struct {
 	maxPoll       int
 	autoCreate    bool
 	fetch         []kgo.Opt // fetch sizes and waits
+	batchFetches  bool      // wait for fuller fetches by default (exactly_once)
 	session       time.Duration
 
 	// Producer.

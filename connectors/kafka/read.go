@@ -56,6 +56,7 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 		}
 	}
 	set := newSettings()
+	set.batchFetches = ctx.Options.Delivery != component.AtLeastOnce
 	if set.bootstrap = parseBootstrap(cfg.BootstrapServers); len(set.bootstrap) == 0 {
 		ctx.Errorf(ctx.KeyPos("bootstrap_servers"), "%s needs bootstrap_servers: host:port pairs separated by commas, or embedded", ctx.Describe())
 		ok = false
