@@ -216,3 +216,23 @@ type CheckpointReader interface {
 type EndOffsets interface {
 	EndOffsets(ctx context.Context) (schemas.Offsets, error)
 }
+
+// Stateful is implemented by transforms that keep state across epochs: windowed Combine and
+// GroupByKey. Process adds a batch to the state and may run on several lanes at once. When
+// every lane has reached a barrier, the runner calls Fire and then Snapshot on its
+// coordinator while the lanes wait; the snapshot goes into the sinks' checkpoints
+// (Checkpoint.State), and Restore hands it back before a resumed run starts.
+type Stateful interface {
+	Transform
+	// Fire emits on the Main output the results of the windows the watermark has closed, or
+	// of every window when final (the input ended). upstream holds the partitions of the
+	// sources upstream at the barrier: one that sent nothing yet holds the watermark back
+	// (until it goes idle). A result is positioned under the transform's own source name,
+	// partition 0, with its window's end in milliseconds as offset, so a sink that already
+	// committed it drops it after a restore.
+	Fire(ctx context.Context, upstream schemas.Offsets, final bool, emit Emit) error
+	// Fired returns the offsets of the results fired so far, for the sinks' checkpoints.
+	Fired() schemas.Offsets
+	Snapshot() ([]byte, error)
+	Restore(state []byte) error
+}

@@ -41,6 +41,8 @@ type Context struct {
 	// Exprs compiles expressions for connectors that take one (WriteToKafka's key), so
 	// that connectors need not import the transforms.
 	Exprs Expressions
+	// Windowing is the transform's `windowing:` node, or nil.
+	Windowing *yaml.Node
 
 	outputs []Output
 	trigger time.Duration

@@ -150,6 +150,7 @@ type run struct {
 	readCtx   context.Context
 	epochs    atomic.Int64
 	metrics   *metrics
+	state     statefulState      // stateful transforms (stateful.go)
 	revokes   chan revokeRequest // grouped sources giving partitions up (rebalance.go)
 	finished  chan struct{}      // closed when the coordinator returns
 	lost      atomic.Pointer[error]
@@ -172,6 +173,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	}
 	r.laneDone = make(chan uint64, r.lanes)
 	r.wire()
+	r.wireStateful()
 	r.metrics = newMetrics(r)
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.Register(r.metrics); err != nil {
@@ -284,6 +286,9 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		for l := range r.lanes {
 			k.writers = append(k.writers, k.sink.Writer(l))
 		}
+	}
+	if err := r.restoreState(); err != nil {
+		return 0, err
 	}
 	for _, s := range r.sources {
 		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
@@ -471,6 +476,10 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 	ticker := time.NewTicker(r.plan.Trigger)
 	defer ticker.Stop()
 	var cut int64
+	var fireEmit map[*Node]component.Emit // lane 0's stages, for what the coordinator fires
+	if len(r.state.nodes) > 0 {
+		fireEmit = r.laneEmitters(ctx, 0)
+	}
 	for {
 		select {
 		case <-ticker.C:
@@ -479,7 +488,7 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 			// A barrier round now, even if the count of records read did not move: a batch
 			// of the partitions may be on its way from Read, and goes before the barrier.
 			var err error
-			if cut, err = r.epoch(ctx, epoch); err != nil {
+			if cut, err = r.epoch(ctx, epoch, false, fireEmit); err != nil {
 				return err
 			}
 			epoch++
@@ -497,7 +506,9 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 			continue // nothing new: no epoch
 		}
 		var err error
-		if cut, err = r.epoch(ctx, epoch); err != nil {
+		// Every window fires only at the end of the input, not at a stop: a streaming run
+		// that stops keeps its open windows in its checkpoint for the next run.
+		if cut, err = r.epoch(ctx, epoch, r.allEnded(), fireEmit); err != nil {
 			return err
 		}
 		epoch++ // a round that committed nothing still used its number: sinks saw Flush(epoch)
@@ -519,7 +530,7 @@ func (r *run) allEnded() bool {
 // epoch runs one barrier round and commits its result. It commits nothing when no source
 // sent a record since the previous barrier. It returns how many records the sources had read
 // at the barrier, so that the next round is cut only when records came after it.
-func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
+func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Node]component.Emit) (int64, error) {
 	start := time.Now()
 	for _, s := range r.sources {
 		s.req <- e
@@ -537,6 +548,10 @@ func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
 			return 0, ctx.Err()
 		}
 	}
+	fired, state, err := r.fire(ctx, final, next, fireEmit)
+	if err != nil {
+		return 0, err
+	}
 	for range r.lanes {
 		select {
 		case <-r.laneDone:
@@ -544,13 +559,13 @@ func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
 			return 0, ctx.Err()
 		}
 	}
-	if !sent {
+	if !sent && !fired {
 		return read, nil
 	}
 	if err := r.lostErr(); err != nil {
 		return 0, err
 	}
-	if err := r.commit(ctx, e, next); err != nil {
+	if err := r.commit(ctx, e, next, state); err != nil {
 		return 0, err
 	}
 	for _, s := range r.sources {
@@ -567,7 +582,7 @@ func (r *run) epoch(ctx context.Context, e uint64) (int64, error) {
 
 // commit has every sink commit epoch e, each on its own: one sink's failure does not cancel
 // another's commit half-way (which would leave its outcome unknown).
-func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schemas.Offsets) error {
+func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schemas.Offsets, state []byte) error {
 	errs := make([]error, len(r.sinks))
 	var wg sync.WaitGroup
 	for i, k := range r.sinks {
@@ -577,7 +592,9 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 			// A sink that was ahead keeps its offsets: the source resumed from the sink behind.
 			k.next.Advance(next[s])
 		}
-		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from, Fences: fences(k, next)}
+		k.next.Advance(r.firedOffsets(k))
+		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from,
+			State: state, Fences: fences(k, next)}
 		k.mu.Unlock()
 		wg.Go(func() {
 			start := time.Now()

@@ -83,6 +83,9 @@ func (r *run) lane(ctx context.Context, l int) error {
 // passBarrier ends the lane's part of an epoch: its sink writers flush, and the coordinator
 // hears that the lane is through.
 func (r *run) passBarrier(ctx context.Context, l int, epoch uint64) error {
+	if err := r.waitForFiring(ctx, l, epoch); err != nil {
+		return err
+	}
 	for _, k := range r.sinks {
 		if err := k.writers[l].Flush(ctx, epoch); err != nil {
 			return inStage(k.node, fmt.Errorf("flushing epoch %d: %w", epoch, err))

@@ -221,7 +221,7 @@ func (f *file) build(n *Node, p *Plan) {
 		return
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
-		Exprs:   exprCompiler{lines: f.dec.Lines},
+		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: n.spec.Windowing,
 		Options: component.Options{Delivery: p.Delivery(), CheckpointInterval: time.Duration(p.Options.CheckpointInterval)}}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]

@@ -2,5 +2,6 @@
 package all
 
 import (
-	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting
+	_ "github.com/sluicehq/sluice/transforms/combine" // Combine, GroupByKey
+	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting, AssignTimestamps
 )

@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// This file runs the stateful transforms (windowed Combine and GroupByKey, docs/windows.md):
+// at a barrier every lane stops before flushing its sinks; the coordinator fires the
+// transforms' closed windows through lane 0's stages, snapshots their state, and lets the
+// lanes flush; the snapshot goes into every sink's checkpoint with the epoch.
+
+// statefulState is what the run keeps for its stateful transforms.
+type statefulState struct {
+	nodes   []*Node         // in the plan's order, so upstream ones fire first
+	reached chan uint64     // lanes at a barrier, before flushing
+	release []chan struct{} // per lane: flush now
+}
+
+func (r *run) wireStateful() {
+	for _, n := range r.plan.Nodes {
+		if _, ok := n.Impl.(component.Stateful); ok {
+			r.state.nodes = append(r.state.nodes, n)
+		}
+	}
+	if len(r.state.nodes) == 0 {
+		return
+	}
+	r.state.reached = make(chan uint64, r.lanes)
+	for range r.lanes {
+		r.state.release = append(r.state.release, make(chan struct{}, 1))
+	}
+}
+
+// waitForFiring holds lane l at the barrier until the coordinator has fired the stateful
+// transforms.
+func (r *run) waitForFiring(ctx context.Context, l int, epoch uint64) error {
+	if len(r.state.nodes) == 0 {
+		return nil
+	}
+	select {
+	case r.state.reached <- epoch:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-r.state.release[l]:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// fire runs once every lane reached the barrier: it fires the stateful transforms (every
+// window when final), snapshots them and releases the lanes. It reports whether any result
+// was emitted, and returns the snapshot for the checkpoints.
+func (r *run) fire(ctx context.Context, final bool, next map[*sourceState]schemas.Offsets, emit map[*Node]component.Emit) (bool, []byte, error) {
+	if len(r.state.nodes) == 0 {
+		return false, nil, nil
+	}
+	for range r.lanes {
+		select {
+		case <-r.state.reached:
+		case <-ctx.Done():
+			return false, nil, ctx.Err()
+		}
+	}
+	fired := false
+	snaps := map[string][]byte{}
+	for _, n := range r.state.nodes {
+		st := n.Impl.(component.Stateful)
+		upstream := schemas.Offsets{}
+		for s, offsets := range next {
+			if r.reaches(s.node, n) {
+				upstream.Advance(offsets)
+			}
+		}
+		before := st.Fired()
+		if err := st.Fire(ctx, upstream, final, emit[n]); err != nil {
+			return false, nil, inStage(n, fmt.Errorf("firing windows: %w", err))
+		}
+		fired = fired || !before.Equal(st.Fired())
+		snap, err := st.Snapshot()
+		if err != nil {
+			return false, nil, inStage(n, fmt.Errorf("snapshotting its state: %w", err))
+		}
+		snaps[n.Name] = snap
+	}
+	state, err := json.Marshal(snaps)
+	if err != nil {
+		return false, nil, fmt.Errorf("encoding the state of the stateful transforms: %w", err)
+	}
+	for l := range r.lanes {
+		r.state.release[l] <- struct{}{}
+	}
+	return fired, state, nil
+}
+
+// firedOffsets returns the offsets of the results fired so far by the stateful transforms
+// upstream of sink k, which its checkpoint covers.
+func (r *run) firedOffsets(k *sinkState) schemas.Offsets {
+	out := schemas.Offsets{}
+	for _, n := range r.state.nodes {
+		if r.reaches(n, k.node) {
+			out.Advance(n.Impl.(component.Stateful).Fired())
+		}
+	}
+	return out
+}
+
+// restoreState gives the stateful transforms the state of the sink with the oldest
+// checkpoint, whose offsets the sources resume from.
+func (r *run) restoreState() error {
+	if len(r.state.nodes) == 0 {
+		return nil
+	}
+	var oldest *component.Checkpoint
+	for _, k := range r.sinks {
+		if cp := k.restored; cp != nil && len(cp.State) > 0 && (oldest == nil || cp.Epoch < oldest.Epoch) {
+			oldest = cp
+		}
+	}
+	if oldest == nil {
+		return nil
+	}
+	var snaps map[string][]byte
+	if err := json.Unmarshal(oldest.State, &snaps); err != nil {
+		return fmt.Errorf("the checkpoint's state of the stateful transforms is damaged: %w", err)
+	}
+	for _, n := range r.state.nodes {
+		if snap, ok := snaps[n.Name]; ok {
+			if err := n.Impl.(component.Stateful).Restore(snap); err != nil {
+				return fmt.Errorf("%s (%s): %w", n.describe(), n.Pos, err)
+			}
+		}
+	}
+	return nil
+}
