@@ -221,7 +221,7 @@ func (f *file) build(n *Node, p *Plan) {
 		return
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
-		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: n.spec.Windowing,
+		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n),
 		Options: component.Options{Delivery: p.Delivery(), CheckpointInterval: time.Duration(p.Options.CheckpointInterval)}}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
@@ -335,4 +335,17 @@ func (f *file) checkErrorOutputsConsumed(nodes []*Node) {
 			}
 		}
 	}
+}
+
+// windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's
+// own `windowing:`, else that of the transform producing its (first) input, and so on up,
+// else, at a root, the pipeline's. WindowInto takes only its own: it is what sets one.
+func (f *file) windowingOf(n *Node) *yaml.Node {
+	switch {
+	case n.spec.Windowing != nil || n.Type == "WindowInto":
+		return n.spec.Windowing
+	case len(n.Inputs) == 0:
+		return f.pipeline.Windowing
+	}
+	return f.windowingOf(n.Inputs[0].From)
 }

@@ -3,6 +3,8 @@ package runner_test
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/connectors/files"
@@ -85,5 +87,59 @@ func checkWindows(t *testing.T, what, dir string, want map[int64]int64) {
 		if seen[total] != 1 {
 			t.Errorf("%s: window with total %d written %d times", what, total, seen[total])
 		}
+	}
+}
+
+// WindowInto sets the windows of a Combine downstream, a pipeline's windowing reaches the
+// Combine through its root, and ExtractWindowingInfo shows each result's window: the same
+// fixed 10 s windows three ways.
+func TestWindowingPushDown(t *testing.T) {
+	create := `
+    - type: Create
+      config:
+        elements: [{user: alice, t: 1}, {user: alice, t: 3}, {user: alice, t: 101}, {user: bob, t: 7}, {user: bob, t: 12}]
+    - type: AssignTimestamps
+      config: {timestamp: t}`
+	combine := `
+    - type: Combine
+      config:
+        group_by: user
+        combine: {clicks: {value: t, fn: count}}
+    - type: ExtractWindowingInfo
+      config: {fields: [window_string]}
+    - type: WriteToJson
+      config: {path: {dir}/out}`
+	want := []string{
+		`{"user":"alice","clicks":2,"window_string":"[0.0, 10.0)"}`,
+		`{"user":"alice","clicks":1,"window_string":"[100.0, 110.0)"}`,
+		`{"user":"bob","clicks":1,"window_string":"[0.0, 10.0)"}`,
+		`{"user":"bob","clicks":1,"window_string":"[10.0, 20.0)"}`,
+	}
+	for name, pipeline := range map[string]string{
+		"WindowInto": "pipeline:\n  type: chain\n  transforms:" + create + `
+    - type: WindowInto
+      windowing: {type: fixed, size: 10s}` + combine + "\n",
+		"inline":   "pipeline:\n  type: chain\n  transforms:" + create + strings.Replace(combine, "    - type: Combine\n", "    - type: Combine\n      windowing: {type: fixed, size: 10s}\n", 1) + "\n",
+		"pipeline": "pipeline:\n  type: chain\n  windowing: {type: fixed, size: 10s}\n  transforms:" + create + combine + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if _, err := execute(t, pipelineFile(t, dir, pipeline), runner.RunConfig{}); err != nil {
+				t.Fatal(err)
+			}
+			lines, err := files.ReadCommitted(filepath.Join(dir, "out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range lines {
+				got = append(got, string(l))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
 	}
 }

@@ -1,0 +1,88 @@
+package window
+
+import (
+	"context"
+	"strings"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+func init() {
+	component.RegisterTransform("WindowInto",
+		"Sets the windows of the records for the groupings downstream (Combine, GroupByKey) from its `windowing:`; the records pass unchanged.",
+		component.Inputs{Min: 1, Max: 1}, buildWindowInto)
+	component.RegisterTransform("ExtractWindowingInfo",
+		"Adds a record's windowing properties as fields: timestamp, window_start, window_end, window_string, window_type, pane_info.",
+		component.Inputs{Min: 1, Max: 1}, buildExtractTransform)
+}
+
+// WindowIntoConfig is empty: WindowInto's windowing is the transform's `windowing:` key.
+type WindowIntoConfig struct{}
+
+// windowInto passes records on; the plan gives its windowing to the transforms downstream.
+type windowInto struct{}
+
+func buildWindowInto(ctx *component.Context, _ *WindowIntoConfig) (component.Transform, error) {
+	if ctx.Windowing == nil {
+		ctx.Errorf(ctx.Pos, "%s needs a windowing: key, e.g. windowing: {type: fixed, size: 60s}", ctx.Describe())
+		return nil, nil
+	}
+	if Decode(ctx.Decoder, ctx.Windowing) == nil {
+		return nil, nil
+	}
+	ctx.Output(component.Main, ctx.Input())
+	return windowInto{}, nil
+}
+
+func (windowInto) Process(_ context.Context, _ int, b *schemas.Batch, emit component.Emit) error {
+	return emit(component.Main, b)
+}
+
+// extractTransform is ExtractWindowingInfo: the windows of a record are those the windowing
+// in effect assigns to its event time (after a Combine, its result's time, the window's last
+// instant).
+type extractTransform struct {
+	x  *Extract
+	fn Fn
+}
+
+func buildExtractTransform(ctx *component.Context, cfg *ExtractConfig) (component.Transform, error) {
+	spec := &Spec{Type: "global"}
+	if ctx.Windowing != nil {
+		if spec = Decode(ctx.Decoder, ctx.Windowing); spec == nil {
+			return nil, nil
+		}
+	}
+	x, err := BuildExtract(ctx, cfg)
+	if x == nil || err != nil {
+		return nil, err
+	}
+	return &extractTransform{x: x, fn: spec.Fn()}, nil
+}
+
+func (e *extractTransform) Process(_ context.Context, _ int, b *schemas.Batch, emit component.Emit) error {
+	out := &schemas.Batch{Schema: e.x.Out}
+	var ws []Window
+	for i, row := range b.Rows {
+		var ts int64
+		if i < len(b.Time) {
+			ts = Nanos(b.Time[i])
+		}
+		pane := NoFiring
+		if i < len(b.Pos) && strings.HasPrefix(b.Pos[i].Source, "window:") {
+			pane = OnTime // a grouping's result
+		}
+		ws = e.fn.Assign(ts, ws[:0])
+		for _, w := range ws {
+			out.Rows = append(out.Rows, e.x.Row(row, ts, w, pane))
+			if i < len(b.Pos) {
+				out.Pos = append(out.Pos, b.Pos[i])
+			}
+			if i < len(b.Time) {
+				out.Time = append(out.Time, b.Time[i])
+			}
+		}
+	}
+	return emit(component.Main, out)
+}
