@@ -166,6 +166,9 @@ const (
 type Options struct {
 	Delivery           Delivery
 	CheckpointInterval time.Duration
+	// StateLimit bounds the state of each stateful transform, in bytes: beyond it the
+	// pipeline stops with an error rather than swap.
+	StateLimit int64
 }
 
 // Partition names one partition of a source: the Position.Source of its records and its
@@ -235,4 +238,7 @@ type Stateful interface {
 	Fired() schemas.Offsets
 	Snapshot() ([]byte, error)
 	Restore(state []byte) error
+	// Stats returns the size of the state in bytes (an estimate) and how many records came
+	// too late for their windows so far.
+	Stats() (stateBytes int, late int64)
 }

@@ -76,3 +76,53 @@ sluice_rows_written_total{pipeline="metered",sink="dead"} 1
 		t.Errorf("%d metrics stay registered after the run ended", n)
 	}
 }
+
+// A stateful transform reports the size of its window state and its late records.
+func TestStateMetrics(t *testing.T) {
+	dir := t.TempDir()
+	path := pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  source:
+    type: TestTrickle
+    config: {count: 5}
+  transforms:
+    - type: GroupByKey
+      windowing: {type: fixed, size: 1h}
+      config: {key: "'all'"}
+  sink:
+    type: WriteToJson
+    config: {path: {dir}/out}
+options: {name: stateful, checkpoint_interval: 20ms}
+`)
+	reg := prometheus.NewPedanticRegistry()
+	stop := make(chan struct{})
+	wait := start(t, path, runner.RunConfig{Stop: stop, Metrics: reg})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := -1.0
+		for _, mf := range mfs {
+			if mf.GetName() == "sluice_state_bytes" {
+				size = mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		if size > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sluice_state_bytes did not show the open window's state within 10 s (%v)", size)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n, _ := testutil.GatherAndCount(reg, "sluice_late_records_total"); n != 1 {
+		t.Errorf("late records are reported for %d transforms, want 1", n)
+	}
+	close(stop)
+	if err := wait("stop"); err != nil {
+		t.Fatal(err)
+	}
+}

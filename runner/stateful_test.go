@@ -143,3 +143,30 @@ func TestWindowingPushDown(t *testing.T) {
 		})
 	}
 }
+
+// A grouping whose state outgrows options.state_limit_mb stops the pipeline with an error
+// that names it and the limit, before the machine swaps; nothing of the epoch is committed.
+func TestStateLimit(t *testing.T) {
+	dir := t.TempDir()
+	writeJSONLines(t, filepath.Join(dir, "in.jsonl"), 50_000)
+	_, err := execute(t, pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  source:`+readIDs("    ")+`
+  transforms:
+    - type: GroupByKey
+      windowing: {type: fixed, size: 1h}
+      config: {key: "'all'"}
+  sink:
+    type: WriteToJson
+    config: {path: {dir}/out}
+options:
+  state_limit_mb: 1
+`), runner.RunConfig{})
+	if err == nil || !strings.Contains(err.Error(), "over options.state_limit_mb (1)") || !strings.Contains(err.Error(), "GroupByKey") {
+		t.Fatalf("got %v, want the state limit error naming the GroupByKey", err)
+	}
+	if ids := committedIDs(t, filepath.Join(dir, "out")); len(ids) != 0 {
+		t.Errorf("%d rows committed after the limit stopped the pipeline", len(ids))
+	}
+}

@@ -31,11 +31,14 @@ func init() {
 type stateful struct {
 	plan   *Plan
 	source string // Position.Source of the results
+	what   string // the transform, for messages
+	limit  int64  // the most state it may hold, in bytes (0: no limit)
 
 	mu    sync.Mutex
 	state *State
 	marks *window.Tracker
 	fired int64 // the offset after the last result fired: its window's end in ms, plus one
+	late  int64 // records that came after their windows fired
 }
 
 func newStateful[C any](ctx *component.Context, build func(*component.Context, *C) (*Plan, error), cfg *C) (component.Transform, error) {
@@ -49,7 +52,8 @@ func newStateful[C any](ctx *component.Context, build func(*component.Context, *
 	if plan == nil || err != nil {
 		return nil, err
 	}
-	return &stateful{plan: plan, source: "window:" + ctx.Name, state: plan.NewState(spec.Fn()),
+	return &stateful{plan: plan, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
+		state: plan.NewState(spec.Fn()),
 		marks: window.NewTracker(time.Duration(spec.AllowedLateness), window.DefaultIdleTimeout)}, nil
 }
 
@@ -59,8 +63,19 @@ func (s *stateful) Process(_ context.Context, _ int, b *schemas.Batch, emit comp
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.marks.ObserveBatch(b, time.Now())
-	_, err := s.plan.AddBatch(s.state, b, emit)
+	stats, err := s.plan.AddBatch(s.state, b, emit)
+	s.late += int64(stats.Late)
+	if err == nil && s.limit > 0 && int64(s.state.Size()) > s.limit {
+		err = fmt.Errorf("%s holds %d MiB of window state, over options.state_limit_mb (%d): raise it, shorten the windows or add keys' filters before the grouping",
+			s.what, s.state.Size()>>20, s.limit>>20)
+	}
 	return err
+}
+
+func (s *stateful) Stats() (int, int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.Size(), s.late
 }
 
 func (s *stateful) Fire(_ context.Context, upstream schemas.Offsets, final bool, emit component.Emit) error {
