@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	_ "github.com/apache/iceberg-go/catalog/sql" // the sql catalog the pipelines use
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/valyala/fastjson"
+	_ "modernc.org/sqlite" // its sqlite driver
+)
+
+// scenario is one pipeline the harness runs as its own sluice process, once per run.
+type scenario struct {
+	name      string
+	source    string  // kafka or iceberg (the table a kafka-iceberg run of the same round wrote)
+	sink      string  // iceberg or kafka
+	partition string  // the Iceberg partition field, "" for an unpartitioned table
+	delivery  string  // options.delivery
+	raw       string  // the raw limit it is held against, "" for none
+	google    float64 // Google's published MB per vCPU-second for this shape, 0 for none
+	groupBy   string  // GroupByKey on this field, values: id, fixed 60 s windows; "" for none
+	notBuilt  string  // why it cannot run yet; such a scenario prints a row and no numbers
+}
+
+// scenarios are the throughput scenarios in the order they run.
+var scenarios = []scenario{
+	{name: "kafka-iceberg", source: "kafka", sink: "iceberg", delivery: "exactly_once", raw: rawParquet, google: 3.75},
+	{name: "kafka-iceberg-bucket", source: "kafka", sink: "iceberg", partition: "bucket(id, 64)", delivery: "exactly_once", raw: rawParquet, google: 3.75},
+	{name: "kafka-kafka", source: "kafka", sink: "kafka", delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
+	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", google: 34},
+	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquet, google: 3.75 / 1.16},
+	{name: "kafka-bigquery", google: 11, notBuilt: "there is no BigQuery sink"},
+}
+
+// env is what every run shares: the binary, the broker, the loaded topic.
+type env struct {
+	sluice     string
+	addr       string
+	dir        string
+	records    int
+	inputBytes int64
+	trigger    string
+}
+
+// measurement is one run of a scenario or a raw limit, from the process's own accounting.
+type measurement struct {
+	Wall    float64   `json:"wall_s"`
+	CPU     float64   `json:"cpu_s"`
+	RSSMB   float64   `json:"peak_rss_mb"`
+	Rows    int64     `json:"rows"`
+	Commits []float64 `json:"commit_ms,omitempty"`
+	Files   []int64   `json:"data_file_bytes,omitempty"`
+	Check   string    `json:"check"` // "" when the sink holds what it should
+}
+
+// warehouse is where run i of the unpartitioned kafka-iceberg scenario keeps its table,
+// which iceberg-kafka of the same round reads.
+func (e *env) warehouse(name string, run int) string {
+	return filepath.Join(e.dir, fmt.Sprintf("%s-%d", name, run))
+}
+
+// catalogYAML is the catalog_properties of the table in dir.
+func catalogYAML(dir string) string {
+	return fmt.Sprintf("{type: sql, uri: %s, warehouse: %s}", filepath.Join(dir, "catalog.db"), filepath.Join(dir, "wh"))
+}
+
+// indent indents every line of s by n spaces.
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad) + "\n"
+}
+
+// kafkaSource is the ReadFromKafka source of the pipelines, with the MapToFields transform
+// every Kafka scenario applies (one derived field, as in map_only).
+func kafkaSource(addr, topic string) string {
+	return fmt.Sprintf(`  source:
+    type: ReadFromKafka
+    config:
+      bootstrap_servers: %s
+      topic: %s
+      format: JSON
+      auto_offset_reset_config: earliest
+      schema:
+%s  transforms:
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          points: score * 2
+`, addr, topic, indent(eventSchema, 8))
+}
+
+// kafkaSink is a WriteToKafka sink writing JSON.
+func kafkaSink(addr, topic string) string {
+	return fmt.Sprintf("  sink:\n    type: WriteToKafka\n    config: {bootstrap_servers: %s, topic: %s, format: JSON}\n", addr, topic)
+}
+
+// pipeline writes the pipeline file of run i of s into dir and returns its path, with the
+// Kafka topic it writes to ("" for an Iceberg sink).
+func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, err error) {
+	var b strings.Builder
+	b.WriteString("pipeline:\n  type: chain\n")
+	switch s.source {
+	case "kafka":
+		b.WriteString(kafkaSource(e.addr, "bench"))
+	case "iceberg":
+		fmt.Fprintf(&b, "  source:\n    type: ReadFromIceberg\n    config:\n      table: db.events\n      catalog_properties: %s\n",
+			catalogYAML(e.warehouse("kafka-iceberg", run)))
+	}
+	if s.groupBy != "" {
+		fmt.Fprintf(&b, "    - type: GroupByKey\n      windowing: {type: fixed, size: 60s}\n      config: {key: %s, values: id}\n", s.groupBy)
+	}
+	switch s.sink {
+	case "iceberg":
+		parts := ""
+		if s.partition != "" {
+			parts = fmt.Sprintf("      partition_fields: [%q]\n", s.partition)
+		}
+		fmt.Fprintf(&b, "  sink:\n    type: WriteToIceberg\n    config:\n      table: db.events\n      triggering_frequency_seconds: %s\n%s      catalog_properties: %s\n",
+			e.trigger, parts, catalogYAML(dir))
+	case "kafka":
+		outTopic = fmt.Sprintf("out-%s-%d-%d", s.name, run, time.Now().UnixNano())
+		b.WriteString(kafkaSink(e.addr, outTopic))
+	}
+	fmt.Fprintf(&b, "options:\n  name: bench_%s_%d_%d\n  delivery: %s\n  checkpoint_interval: %s\n",
+		strings.ReplaceAll(s.name, "-", "_"), run, time.Now().UnixNano(), s.delivery, e.trigger)
+	path = filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return "", "", fmt.Errorf("writing the pipeline: %w", err)
+	}
+	return path, outTopic, nil
+}
+
+// runScenario runs s once (round run) with --stop-at-end and checks its sink.
+func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement, error) {
+	dir := e.warehouse(s.name, run)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return measurement{}, fmt.Errorf("%w", err)
+	}
+	path, out, err := e.pipeline(s, run, dir)
+	if err != nil {
+		return measurement{}, err
+	}
+	m, _, stderr, err := measure(ctx, e.sluice, "run", path, "--stop-at-end", "--log-level", "debug")
+	if err != nil {
+		return m, err
+	}
+	m.Commits = commitLatencies(stderr)
+	switch s.sink {
+	case "iceberg":
+		var rows int64
+		m.Files, rows, err = tableFiles(ctx, dir)
+		if err != nil {
+			return m, err
+		}
+		m.Rows = rows
+		if s.groupBy != "" {
+			if rows, err = groupedValues(ctx, dir); err != nil {
+				return m, err
+			}
+		}
+		if rows != int64(e.records) {
+			m.Check = fmt.Sprintf("table holds %d records, want %d", rows, e.records)
+		}
+	case "kafka":
+		c, err := countTopic(ctx, e.addr, out, e.records)
+		if err != nil {
+			return m, err
+		}
+		m.Rows = c.records
+		m.Check = c.check(e.records, s.delivery == "exactly_once")
+	}
+	return m, nil
+}
+
+// measure runs a process to its end and returns its wall time, CPU time (user + system) and
+// peak RSS from wait4's rusage, with what it wrote.
+func measure(ctx context.Context, name string, args ...string) (m measurement, stdout, stderr []byte, err error) {
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err = cmd.Run()
+	m.Wall = time.Since(start).Seconds()
+	if err != nil {
+		return m, out.Bytes(), errOut.Bytes(), fmt.Errorf("%s %s: %w\n%s\n%s", filepath.Base(name), strings.Join(args, " "), err, tail(errOut.Bytes()), tail(out.Bytes()))
+	}
+	usage(&m, cmd.ProcessState)
+	return m, out.Bytes(), errOut.Bytes(), nil
+}
+
+// usage fills the CPU time and peak RSS of m from the process's rusage.
+func usage(m *measurement, ps *os.ProcessState) {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+		m.RSSMB = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+}
+
+// tail is the last few lines of a process's output, for error messages.
+func tail(b []byte) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
+
+// commitLatencies are the "took" of the runner's debug "epoch committed" lines, in ms.
+func commitLatencies(stderr []byte) []float64 {
+	var ms []float64
+	for line := range bytes.Lines(stderr) {
+		var l struct {
+			Msg  string `json:"msg"`
+			Took string `json:"took"`
+		}
+		if json.Unmarshal(line, &l) == nil && l.Msg == "epoch committed" {
+			if d, err := time.ParseDuration(l.Took); err == nil {
+				ms = append(ms, float64(d)/float64(time.Millisecond))
+			}
+		}
+	}
+	return ms
+}
+
+// tableFiles returns the data file sizes and the row count of table db.events in dir.
+func tableFiles(ctx context.Context, dir string) ([]int64, int64, error) {
+	tbl, err := loadTable(ctx, dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("planning a scan of %s: %w", dir, err)
+	}
+	var sizes []int64
+	var rows int64
+	for _, t := range tasks {
+		sizes = append(sizes, t.File.FileSizeBytes())
+		rows += t.File.Count()
+	}
+	slices.Sort(sizes)
+	return sizes, rows, nil
+}
+
+// loadTable loads db.events of the warehouse in dir, with a catalog handle of its own.
+func loadTable(ctx context.Context, dir string) (*table.Table, error) {
+	cat, err := catalog.Load(ctx, "sluice", iceberg.Properties{"type": "sql", "sql.driver": "sqlite", "sql.dialect": "sqlite",
+		"uri": "file:" + filepath.Join(dir, "catalog.db"), "warehouse": "file://" + filepath.Join(dir, "wh")})
+	if err != nil {
+		return nil, fmt.Errorf("catalog of %s: %w", dir, err)
+	}
+	tbl, err := cat.LoadTable(ctx, []string{"db", "events"})
+	if err != nil {
+		return nil, fmt.Errorf("table of %s: %w", dir, err)
+	}
+	return tbl, nil
+}
+
+// groupedValues counts the ids a GroupByKey scenario's table holds in its values lists.
+func groupedValues(ctx context.Context, dir string) (int64, error) {
+	tbl, err := loadTable(ctx, dir)
+	if err != nil {
+		return 0, err
+	}
+	at, err := tbl.Scan(table.WithSelectedFields("values")).ToArrowTable(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("scanning %s: %w", dir, err)
+	}
+	defer at.Release()
+	var n int64
+	for _, chunk := range at.Column(0).Data().Chunks() {
+		offsets := chunk.(*array.List).Offsets()
+		n += int64(offsets[len(offsets)-1] - offsets[0])
+	}
+	return n, nil
+}
+
+// topicCount is what a read_committed consumer found in an output topic.
+type topicCount struct {
+	records  int64 // records read
+	distinct int   // distinct ids in [0, want)
+	foreign  int   // records without such an id
+}
+
+func (c topicCount) check(want int, exactly bool) string {
+	switch {
+	case c.distinct != want:
+		return fmt.Sprintf("%d of %d ids in the output", c.distinct, want)
+	case c.foreign > 0:
+		return fmt.Sprintf("%d records with unknown ids", c.foreign)
+	case exactly && c.records != int64(want):
+		return fmt.Sprintf("%d records for %d ids: duplicates", c.records, want)
+	}
+	return ""
+}
+
+// countTopic reads topic from its start with read_committed until it has seen want records
+// and nothing more came for a second, or nothing came for 15 s.
+func countTopic(ctx context.Context, addr, topic string, want int) (topicCount, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return topicCount{}, fmt.Errorf("consumer: %w", err)
+	}
+	defer cl.Close()
+	seen := make([]bool, want)
+	var c topicCount
+	var p fastjson.Parser
+	for {
+		idle := 15 * time.Second
+		if c.records >= int64(want) {
+			idle = time.Second
+		}
+		pctx, cancel := context.WithTimeout(ctx, idle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			if err := ctx.Err(); err != nil {
+				return c, fmt.Errorf("counting %s: %w", topic, err)
+			}
+			if err := fetchErr(fs); err != nil {
+				return c, fmt.Errorf("counting %s: %w", topic, err)
+			}
+			return c, nil
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			c.records++
+			v, err := p.ParseBytes(r.Value)
+			id := -1
+			if err == nil {
+				id = v.GetInt("id")
+				if v.Get("id") == nil {
+					id = -1
+				}
+			}
+			switch {
+			case id < 0 || id >= want:
+				c.foreign++
+			case !seen[id]:
+				seen[id] = true
+				c.distinct++
+			}
+		})
+	}
+}
+
+// fetchErr is the first error of fs other than the end of the poll's context.
+func fetchErr(fs kgo.Fetches) error {
+	for _, e := range fs.Errors() {
+		if !errors.Is(e.Err, context.DeadlineExceeded) && !errors.Is(e.Err, context.Canceled) {
+			return e.Err
+		}
+	}
+	return nil
+}
