@@ -353,7 +353,7 @@ func (g *groupAcc) appendTo(b []byte) ([]byte, error) { return appendValue(b, g.
 func (g *groupAcc) readFrom(d *decoder) {
 	a, ok := d.value().([]any)
 	if !ok {
-		d.fail()
+		d.Fail()
 		return
 	}
 	g.vals = nil
@@ -438,17 +438,17 @@ func (s *sumAcc) appendTo(b []byte) ([]byte, error) {
 }
 
 func (s *sumAcc) readFrom(d *decoder) {
-	s.n = d.varint()
-	s.float = d.byte() == 1
+	s.n = d.Varint()
+	s.float = d.Byte() == 1
 	if s.float {
-		s.f, _ = d.float()
+		s.f = d.Float64()
 	} else {
-		s.i = d.varint()
+		s.i = d.Varint()
 	}
 }
 
 func (c *countAcc) appendTo(b []byte) ([]byte, error) { return binary.AppendVarint(b, c.n), nil }
-func (c *countAcc) readFrom(d *decoder)               { c.n = d.varint() }
+func (c *countAcc) readFrom(d *decoder)               { c.n = d.Varint() }
 
 func (e *extremeAcc) appendTo(b []byte) ([]byte, error) { return appendValue(b, e.v) }
 func (e *extremeAcc) readFrom(d *decoder)               { e.v = d.value() }
@@ -458,8 +458,8 @@ func (m *meanAcc) appendTo(b []byte) ([]byte, error) {
 }
 
 func (m *meanAcc) readFrom(d *decoder) {
-	m.sum, _ = d.float()
-	m.n = d.varint()
+	m.sum = d.Float64()
+	m.n = d.Varint()
 }
 
 func (b *boolAcc) appendTo(buf []byte) ([]byte, error) {
@@ -469,7 +469,7 @@ func (b *boolAcc) appendTo(buf []byte) ([]byte, error) {
 	return append(buf, 0), nil
 }
 
-func (b *boolAcc) readFrom(d *decoder) { b.v = d.byte() == 1 }
+func (b *boolAcc) readFrom(d *decoder) { b.v = d.Byte() == 1 }
 
 func (c *concatAcc) appendTo(b []byte) ([]byte, error) {
 	if c.text {
@@ -485,18 +485,8 @@ func (c *concatAcc) readFrom(d *decoder) {
 	case []any:
 		c.text, c.vals, c.bytes = false, v, elemsSize(v)
 	default:
-		d.fail()
+		d.Fail()
 	}
-}
-
-func (d *decoder) float() (float64, bool) {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0, false
-	}
-	f := math.Float64frombits(binary.BigEndian.Uint64(d.b))
-	d.b = d.b[8:]
-	return f, true
 }
 
 func notA(want string, v any) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/internal/binread"
 	"math"
 	"math/big"
 	"slices"
@@ -89,67 +90,14 @@ func appendKey(b []byte, vs []any) ([]byte, error) {
 var errDamaged = errors.New("window state snapshot is damaged")
 
 // decoder reads what the append functions wrote, remembering the first failure.
-type decoder struct {
-	b   []byte
-	err error
-}
+type decoder struct{ binread.Reader }
 
-func (d *decoder) fail() {
-	if d.err == nil {
-		d.err = errDamaged
-	}
-	d.b = nil
-}
-
-func (d *decoder) byte() byte {
-	if len(d.b) == 0 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a length that cannot be more than the bytes left (each item takes one).
-func (d *decoder) count() int {
-	n := d.uvarint()
-	if n > uint64(len(d.b)) {
-		d.fail()
-		return 0
-	}
-	return int(n)
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.count()
-	v := d.b[:n:n]
-	d.b = d.b[n:]
-	return v
+func newDecoder(b []byte) *decoder {
+	return &decoder{binread.Reader{B: b, Damaged: errDamaged}}
 }
 
 func (d *decoder) value() any {
-	switch d.byte() {
+	switch d.Byte() {
 	case tagNull:
 		return nil
 	case tagFalse:
@@ -157,40 +105,40 @@ func (d *decoder) value() any {
 	case tagTrue:
 		return true
 	case tagInt:
-		return d.varint()
+		return d.Varint()
 	case tagFloat:
-		f, _ := d.float()
+		f := d.Float64()
 		return f
 	case tagString:
-		return string(d.bytes())
+		return string(d.Bytes())
 	case tagBytes:
-		return bytes.Clone(d.bytes())
+		return bytes.Clone(d.Bytes())
 	case tagTime:
-		sec := d.varint()
-		return time.Unix(sec, int64(d.uvarint())).UTC()
+		sec := d.Varint()
+		return time.Unix(sec, int64(d.Uvarint())).UTC()
 	case tagDecimal:
-		r, ok := new(big.Rat).SetString(string(d.bytes()))
+		r, ok := new(big.Rat).SetString(string(d.Bytes()))
 		if !ok {
-			d.fail()
+			d.Fail()
 		}
 		return r
 	case tagArray:
-		n := d.count()
+		n := d.Count()
 		a := make([]any, n)
 		for i := range a {
 			a[i] = d.value()
 		}
 		return a
 	case tagMap:
-		n := d.count()
+		n := d.Count()
 		m := make(map[string]any, n)
-		for i := 0; i < n && d.err == nil; i++ {
-			k := string(d.bytes())
+		for i := 0; i < n && d.Err == nil; i++ {
+			k := string(d.Bytes())
 			m[k] = d.value()
 		}
 		return m
 	}
-	d.fail()
+	d.Fail()
 	return nil
 }
 

@@ -225,10 +225,10 @@ func TestAccumulatorsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		back := agg.New()
-		d := &decoder{b: enc}
+		d := newDecoder(enc)
 		back.readFrom(d)
-		if d.err != nil || len(d.b) != 0 || !reflect.DeepEqual(back.Result(), whole.Result()) || back.size() != whole.size() {
-			t.Errorf("%s: decoded %v (%v), want %v", fn, back.Result(), d.err, whole.Result())
+		if d.Err != nil || len(d.B) != 0 || !reflect.DeepEqual(back.Result(), whole.Result()) || back.size() != whole.size() {
+			t.Errorf("%s: decoded %v (%v), want %v", fn, back.Result(), d.Err, whole.Result())
 		}
 	}
 }
@@ -241,8 +241,8 @@ func TestValueCodec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := &decoder{b: enc}
-		if got := d.value(); !reflect.DeepEqual(got, v) || len(d.b) != 0 || d.err != nil {
+		d := newDecoder(enc)
+		if got := d.value(); !reflect.DeepEqual(got, v) || len(d.B) != 0 || d.Err != nil {
 			t.Errorf("%#v decoded as %#v", v, got)
 		}
 	}

@@ -453,33 +453,33 @@ func (s *State) Restore(snap []byte) error {
 	if !bytes.HasPrefix(snap, []byte(snapshotMagic)) {
 		return fmt.Errorf("restore window state: %w", errDamaged)
 	}
-	d := &decoder{b: snap[len(snapshotMagic):]}
-	fn := window.Fn{Kind: window.Kind(d.byte()), Size: d.varint(), Period: d.varint(), Offset: d.varint(), Gap: d.varint()}
-	aggs := make([]Agg, d.count())
+	d := newDecoder(snap[len(snapshotMagic):])
+	fn := window.Fn{Kind: window.Kind(d.Byte()), Size: d.Varint(), Period: d.Varint(), Offset: d.Varint(), Gap: d.Varint()}
+	aggs := make([]Agg, d.Count())
 	for i := range aggs {
-		aggs[i].Fn = Fn(d.byte())
-		aggs[i].In.Kind = schemas.Kind(d.byte())
+		aggs[i].Fn = Fn(d.Byte())
+		aggs[i].In.Kind = schemas.Kind(d.Byte())
 	}
-	if d.err == nil {
+	if d.Err == nil {
 		if err := s.compatible(fn, aggs); err != nil {
 			return fmt.Errorf("restore window state: the checkpoint does not fit the pipeline: %w", err)
 		}
 	}
 	r := NewState(s.fn, s.aggs)
-	r.wm = d.varint()
-	n := d.count()
-	for i := 0; i < n && d.err == nil; i++ {
-		k := d.bytes()
-		key, ok := (&decoder{b: k}).value().([]any)
+	r.wm = d.Varint()
+	n := d.Count()
+	for i := 0; i < n && d.Err == nil; i++ {
+		k := d.Bytes()
+		key, ok := newDecoder(k).value().([]any)
 		if !ok {
-			d.fail()
+			d.Fail()
 			break
 		}
 		r.buf = append(r.buf[:0], k...)
 		ks := r.newKey(key)
-		nw := d.count()
-		for j := 0; j < nw && d.err == nil; j++ {
-			w := window.Window{Start: d.varint(), End: d.varint()}
+		nw := d.Count()
+		for j := 0; j < nw && d.Err == nil; j++ {
+			w := window.Window{Start: d.Varint(), End: d.Varint()}
 			ws := &winState{w: w, accs: r.newAccs()}
 			for _, a := range ws.accs {
 				a.readFrom(d)
@@ -492,7 +492,7 @@ func (s *State) Restore(snap []byte) error {
 			r.earliest = min(r.earliest, w.End)
 		}
 	}
-	if d.err != nil || len(d.b) != 0 {
+	if d.Err != nil || len(d.B) != 0 {
 		return fmt.Errorf("restore window state: %w", errDamaged)
 	}
 	s.wm, s.keys, s.size, s.open, s.earliest = r.wm, r.keys, r.size, r.open, r.earliest

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/internal/binread"
 	"sort"
 	"time"
 
@@ -133,62 +134,18 @@ func (t *Tracker) Snapshot() []byte {
 // Restore replaces the tracker's partitions with those of a snapshot; they count as seen
 // at now.
 func (t *Tracker) Restore(b []byte, now time.Time) error {
-	r := reader{b: b}
-	last := r.varint()
-	n := r.uvarint()
+	r := binread.Reader{B: b, Damaged: errTrackerSnapshot}
+	last := r.Varint()
+	n := r.Uvarint()
 	parts := map[component.Partition]*partition{}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		src := string(r.bytes())
-		p := component.Partition{Source: src, Partition: int32(r.varint())}
-		parts[p] = &partition{max: r.varint(), seen: now.UnixNano()}
+	for i := uint64(0); i < n && r.Err == nil; i++ {
+		src := string(r.Bytes())
+		p := component.Partition{Source: src, Partition: int32(r.Varint())}
+		parts[p] = &partition{max: r.Varint(), seen: now.UnixNano()}
 	}
-	if r.err != nil || len(r.b) != 0 {
+	if r.Err != nil || len(r.B) != 0 {
 		return fmt.Errorf("restore watermark: %w", errTrackerSnapshot)
 	}
 	t.parts, t.last = parts, last
 	return nil
-}
-
-// reader reads what binary.Append* wrote, remembering the first failure.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) bytes() []byte {
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	v := r.b[:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) fail() {
-	if r.err == nil {
-		r.err = errTrackerSnapshot
-	}
-	r.b = nil
 }
