@@ -169,6 +169,9 @@ type Options struct {
 	// StateLimit bounds the state of each stateful transform, in bytes: beyond it the
 	// pipeline stops with an error rather than swap.
 	StateLimit int64
+	// IdleTimeout is how long a partition may send nothing before it stops holding the
+	// event-time watermark back.
+	IdleTimeout time.Duration
 }
 
 // Partition names one partition of a source: the Position.Source of its records and its

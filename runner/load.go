@@ -23,6 +23,7 @@ type Options struct {
 	AsyncProgressCheckpointingInterval component.Duration `yaml:"async_progress_checkpointing_interval" alias:"asyncProgressCheckpointingInterval" doc:"sluice adds: how often background progress is written (default 1m)."`
 	CheckpointInterval                 component.Duration `yaml:"checkpoint_interval" doc:"sluice adds: epoch length when no sink sets one (default 10s)."`
 	Lanes                              int                `yaml:"lanes" doc:"sluice adds: parallel lanes (default: the number of CPUs)."`
+	WindowIdleTimeout                  component.Duration `yaml:"window_idle_timeout" doc:"sluice adds: how long a partition may send nothing before it stops holding the event-time watermark back (default 1m)."`
 	StateLimitMB                       int64              `yaml:"state_limit_mb" doc:"sluice adds: the most window state one Combine or GroupByKey may hold, in MiB (default 1024); beyond it the pipeline stops with an error."`
 	DrainTimeout                       component.Duration `yaml:"drain_timeout" doc:"sluice adds: how long a graceful stop may take to commit the last epoch (default 1m)."`
 }
@@ -34,6 +35,7 @@ func (o *Options) SetDefaults() {
 	o.AsyncProgressCheckpointingInterval = component.Duration(time.Minute)
 	o.DrainTimeout = component.Duration(time.Minute)
 	o.StateLimitMB = 1024
+	o.WindowIdleTimeout = component.Duration(time.Minute)
 }
 
 // pipelineSpec is the `pipeline:` mapping.

@@ -170,3 +170,49 @@ options:
 		t.Errorf("%d rows committed after the limit stopped the pipeline", len(ids))
 	}
 }
+
+// Beam's session example: after a sessions Combine, ExtractWindowingInfo shows the merged
+// sessions, and keeping those longer than 15 s leaves bob [7, 30) and alice [101, 125).
+func TestSessionsExample(t *testing.T) {
+	dir := t.TempDir()
+	_, err := execute(t, pipelineFile(t, dir, `
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config:
+        elements: [{user: alice, t: 1}, {user: alice, t: 3}, {user: alice, t: 101}, {user: alice, t: 109},
+                   {user: alice, t: 115}, {user: bob, t: 7}, {user: bob, t: 12}, {user: bob, t: 20}]
+    - type: AssignTimestamps
+      config: {timestamp: t}
+    - type: Combine
+      windowing: {type: sessions, gap: 10s}
+      config:
+        group_by: user
+        combine: {clicks: {value: t, fn: count}}
+    - type: ExtractWindowingInfo
+      config: {fields: [window_start, window_end, window_string]}
+    - type: Filter
+      config: {keep: "window_end.Sub(window_start).Seconds() > 15"}
+    - type: MapToFields
+      config: {fields: {user: user, clicks: clicks, window: window_string}}
+    - type: WriteToJson
+      config: {path: {dir}/out}
+`), runner.RunConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := files.ReadCommitted(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, string(l))
+	}
+	slices.Sort(got)
+	want := []string{`{"user":"alice","clicks":3,"window":"[101.0, 125.0)"}`, `{"user":"bob","clicks":3,"window":"[7.0, 30.0)"}`}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}

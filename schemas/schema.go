@@ -169,6 +169,10 @@ type Batch struct {
 	Pos    []Position
 	// Time is each row's event time (the source's record time unless assigned).
 	Time []time.Time
+	// Windows is, for the results of a grouping (Combine, GroupByKey), each row's window as
+	// {start, end} in Unix nanoseconds; nil elsewhere (a row's windows then follow from its
+	// event time).
+	Windows [][2]int64
 	// Raw holds undecoded payloads between a source's Read and its Decode; nil elsewhere.
 	Raw [][]byte
 	// Meta is the source's own data about a raw batch, from its Read to its Decode (Kafka:

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func windowTime(i int) int64 { return int64(i)*200/windowRecords + int64(i*7919%
 
 // windowPipeline is ReadFromKafka -> AssignTimestamps(ts) -> Combine(fixed 10 s) ->
 // WriteToIceberg: per window, its first event time, its records and the sum of their ids.
-func windowPipeline(addr, topic string, w icebergWarehouse) string {
+func windowPipeline(addr, topic, lateness string, w icebergWarehouse) string {
 	return fmt.Sprintf(`pipeline:
   type: chain
   source:
@@ -36,7 +37,7 @@ func windowPipeline(addr, topic string, w icebergWarehouse) string {
     - type: AssignTimestamps
       config: {timestamp: ts}
     - type: Combine
-      windowing: {type: fixed, size: 10s, allowed_lateness: 30s}
+      windowing: {type: fixed, size: 10s, allowed_lateness: %s}
       config:
         group_by: []
         combine:
@@ -46,12 +47,19 @@ func windowPipeline(addr, topic string, w icebergWarehouse) string {
 %soptions:
   name: windows
   checkpoint_interval: 200ms
-`, addr, topic, w.sink("db.windows", "0.2"))
+`, addr, topic, lateness, w.sink("db.windows", "0.2"))
 }
 
-// produceWindowed produces the window tests' records, shuffled over 8 partitions in bursts
-// over about d, and returns when they are all written.
-func produceWindowed(t *testing.T, addr, topic string, d time.Duration) <-chan error {
+// produceWindowed produces the window tests' records round-robin over 8 partitions in bursts
+// over about d, in the order of their ids or shuffled, and returns when they are all written.
+func produceWindowed(t *testing.T, addr, topic string, d time.Duration, shuffle bool) <-chan error {
+	order := make([]int, windowRecords)
+	for i := range order {
+		order[i] = i
+	}
+	if shuffle {
+		rand.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	}
 	cl := devClient(t, addr, kgo.ProducerLinger(5*time.Millisecond), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	done := make(chan error, 1)
 	go func() {
@@ -60,8 +68,8 @@ func produceWindowed(t *testing.T, addr, topic string, d time.Duration) <-chan e
 		const burst = 1000
 		tick := time.NewTicker(d / (windowRecords / burst))
 		defer tick.Stop()
-		for i := 0; i < windowRecords; i++ {
-			if i%burst == 0 {
+		for n, i := range order {
+			if n%burst == 0 {
 				<-tick.C
 			}
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, `{"id": %d, "ts": %d}`, i, windowTime(i))}, nil)
@@ -122,16 +130,17 @@ func checkWindowTable(t *testing.T, w icebergWarehouse) {
 	}
 }
 
-// TestWindowsKafkaToIceberg: records spread over 20 fixed windows of 10 s, shuffled over 8
-// partitions, a little out of order: the per-window results in the table are exact.
+// TestWindowsKafkaToIceberg: records spread over 20 fixed windows of 10 s, in shuffled order
+// over 8 partitions (allowed_lateness covers the whole range): the per-window results in the
+// table are exact.
 func TestWindowsKafkaToIceberg(t *testing.T) {
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
-	if err := <-produceWindowed(t, addr, "win", time.Second); err != nil {
+	if err := <-produceWindowed(t, addr, "win", time.Second, true); err != nil {
 		t.Fatal(err)
 	}
 	pipeline := filepath.Join(t.TempDir(), "p.yaml")
-	writeFile(t, pipeline, windowPipeline(addr, "win", w))
+	writeFile(t, pipeline, windowPipeline(addr, "win", "5m", w))
 	if out, err := exec.Command(binary, "run", pipeline, "--stop-at-end").CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
@@ -144,9 +153,9 @@ func TestWindowsKafkaToIceberg(t *testing.T) {
 func TestCrashWindowsKafkaToIceberg(t *testing.T) {
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
-	produced := produceWindowed(t, addr, "win", 8*time.Second)
+	produced := produceWindowed(t, addr, "win", 8*time.Second, false)
 	pipeline := filepath.Join(t.TempDir(), "p.yaml")
-	writeFile(t, pipeline, windowPipeline(addr, "win", w))
+	writeFile(t, pipeline, windowPipeline(addr, "win", "30s", w))
 	kills, finished := killer{pipeline: pipeline, minDelay: 100 * time.Millisecond, spread: 600 * time.Millisecond,
 		progress: func() int { return w.committedRows(t, w.catalog(t), "db.windows") }}.run(t, 20)
 	if finished {

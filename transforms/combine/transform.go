@@ -1,6 +1,7 @@
 package combine
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -54,7 +55,7 @@ func newStateful[C any](ctx *component.Context, build func(*component.Context, *
 	}
 	return &stateful{plan: plan, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
 		state: plan.NewState(spec.Fn()),
-		marks: window.NewTracker(time.Duration(spec.AllowedLateness), window.DefaultIdleTimeout)}, nil
+		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}, nil
 }
 
 // Process adds the batch's records to their windows; late and failed ones go to the error
@@ -97,7 +98,9 @@ func (s *stateful) Fire(_ context.Context, upstream schemas.Offsets, final bool,
 	}
 	out := s.plan.Rows(results)
 	out.Pos = make([]schemas.Position, len(results))
+	out.Windows = make([][2]int64, len(results))
 	for i, r := range results {
+		out.Windows[i] = [2]int64{r.Window.Start, r.Window.End}
 		at := r.Window.End / int64(time.Millisecond)
 		if r.Window.End == window.Global.End {
 			at = window.Global.End / int64(time.Millisecond)

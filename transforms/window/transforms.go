@@ -39,9 +39,9 @@ func (windowInto) Process(_ context.Context, _ int, b *schemas.Batch, emit compo
 	return emit(component.Main, b)
 }
 
-// extractTransform is ExtractWindowingInfo: the windows of a record are those the windowing
-// in effect assigns to its event time (after a Combine, its result's time, the window's last
-// instant).
+// extractTransform is ExtractWindowingInfo: the windows of a grouping's result are its own
+// (Batch.Windows); those of other records are what the windowing in effect assigns to their
+// event time.
 type extractTransform struct {
 	x  *Extract
 	fn Fn
@@ -73,7 +73,11 @@ func (e *extractTransform) Process(_ context.Context, _ int, b *schemas.Batch, e
 		if i < len(b.Pos) && strings.HasPrefix(b.Pos[i].Source, "window:") {
 			pane = OnTime // a grouping's result
 		}
-		ws = e.fn.Assign(ts, ws[:0])
+		if i < len(b.Windows) { // a grouping's result: its own window (a merged session)
+			ws = append(ws[:0], Window{Start: b.Windows[i][0], End: b.Windows[i][1]})
+		} else {
+			ws = e.fn.Assign(ts, ws[:0])
+		}
 		for _, w := range ws {
 			out.Rows = append(out.Rows, e.x.Row(row, ts, w, pane))
 			if i < len(b.Pos) {
