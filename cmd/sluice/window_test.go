@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +171,18 @@ func TestCrashWindowsKafkaToIceberg(t *testing.T) {
 	}
 	checkWindowTable(t, w)
 	t.Logf("%d kills; %d windows committed by the killed runs, %d records checked", kills, before, windowRecords)
+}
+
+// Copies in a consumer group each see only some partitions: a windowed grouping there would
+// emit partial windows, so the run refuses it before reading anything.
+func TestWindowsRefuseConsumerGroup(t *testing.T) {
+	w := icebergWarehouse{dir: t.TempDir()}
+	text := strings.Replace(windowPipeline("127.0.0.1:1", "win", "30s", w),
+		"      auto_offset_reset_config: earliest\n", "      auto_offset_reset_config: earliest\n      consumer_config: {group.id: g}\n", 1)
+	pipeline := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, pipeline, text)
+	code, _, errOut := sluice(t, "run", pipeline)
+	if code == exitOK || !strings.Contains(errOut, "each would emit partial windows") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
 }
