@@ -354,6 +354,14 @@ func (r *testRun) execute(ctx context.Context) error {
 			}
 		}
 	}
+	// The input has ended: every window of the groupings fires, upstream ones first.
+	for _, n := range r.plan.Nodes {
+		if st, ok := n.Impl.(component.Stateful); ok && r.needed[n] && !r.mocked[n] {
+			if err := st.Fire(ctx, nil, true, r.emitter(ctx, n)); err != nil {
+				return inStage(n, err)
+			}
+		}
+	}
 	return nil
 }
 
