@@ -151,6 +151,7 @@ type run struct {
 	epochs    atomic.Int64
 	metrics   *metrics
 	state     statefulState      // stateful transforms (stateful.go)
+	async     *asyncProgress     // with options.async_progress_tracking (async.go)
 	revokes   chan revokeRequest // grouped sources giving partitions up (rebalance.go)
 	finished  chan struct{}      // closed when the coordinator returns
 	lost      atomic.Pointer[error]
@@ -174,6 +175,9 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	r.laneDone = make(chan uint64, r.lanes)
 	r.wire()
 	r.wireStateful()
+	if p.Options.AsyncProgressTracking {
+		r.async = newAsyncProgress(r, time.Duration(p.Options.AsyncProgressCheckpointingInterval))
+	}
 	r.metrics = newMetrics(r)
 	if cfg.Metrics != nil {
 		if err := cfg.Metrics.Register(r.metrics); err != nil {
@@ -188,8 +192,12 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	progressMode := "synchronous: each epoch is committed before the next is cut"
+	if r.async != nil {
+		progressMode = "asynchronous, at most every " + r.async.interval.String() + ": a crash delivers again what came since the last progress written"
+	}
 	r.log.Info("pipeline started", "pipeline", p.Options.Name, "lanes", r.lanes, "delivery", p.Options.Delivery,
-		"epoch_every", p.Trigger.String(), "first_epoch", first)
+		"epoch_every", p.Trigger.String(), "first_epoch", first, "progress", progressMode)
 
 	g, gctx := errgroup.WithContext(ctx)
 	r.readCtx, r.stopRead = context.WithCancel(gctx) // a failure anywhere also ends reads
@@ -199,6 +207,9 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	}
 	for l := range r.lanes {
 		g.Go(func() error { return r.lane(gctx, l) })
+	}
+	if r.async != nil {
+		g.Go(func() error { return r.async.run(gctx) })
 	}
 	g.Go(func() error { return r.coordinate(gctx, first) })
 	watchCtx, stopWatching := context.WithCancel(gctx)
@@ -492,6 +503,11 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 				return err
 			}
 			epoch++
+			if r.async != nil { // the partitions go only once their progress is written
+				if err := r.async.flush(ctx); err != nil {
+					return err
+				}
+			}
 			r.revoke(req)
 			continue
 		case <-ctx.Done():
@@ -513,6 +529,9 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		}
 		epoch++ // a round that committed nothing still used its number: sinks saw Flush(epoch)
 		if final {
+			if r.async != nil {
+				return r.async.flush(ctx)
+			}
 			return nil
 		}
 	}
@@ -565,19 +584,37 @@ func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Nod
 	if err := r.lostErr(); err != nil {
 		return 0, err
 	}
-	if err := r.commit(ctx, e, next, state); err != nil {
-		return 0, err
+	p := progress{epoch: e, next: next, state: state, start: start}
+	if r.async != nil {
+		return read, r.async.submit(p)
+	}
+	return read, r.save(ctx, p)
+}
+
+// progress is what an epoch reached: the sources' offsets at its barrier and the stateful
+// transforms' state.
+type progress struct {
+	epoch uint64
+	next  map[*sourceState]schemas.Offsets
+	state []byte
+	start time.Time // when the epoch's barrier round began
+}
+
+// save has every sink commit p, then tells the sources that implement Acker.
+func (r *run) save(ctx context.Context, p progress) error {
+	if err := r.commit(ctx, p.epoch, p.next, p.state); err != nil {
+		return err
 	}
 	for _, s := range r.sources {
 		if a, ok := s.src.(component.Acker); ok {
-			if err := a.Ack(ctx, next[s]); err != nil {
+			if err := a.Ack(ctx, p.next[s]); err != nil {
 				r.log.Warn("acknowledging committed offsets failed", "source", s.node.Name, "err", err)
 			}
 		}
 	}
 	r.epochs.Add(1)
-	r.log.Debug("epoch committed", "epoch", e, "took", time.Since(start).String())
-	return read, nil
+	r.log.Debug("epoch committed", "epoch", p.epoch, "took", time.Since(p.start).String())
+	return nil
 }
 
 // commit has every sink commit epoch e, each on its own: one sink's failure does not cancel
