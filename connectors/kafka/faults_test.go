@@ -197,6 +197,11 @@ func TestBrokerFaults(t *testing.T) {
 		// again.
 		inject  func(f *flowTest) (hits func() int, want int, restart bool)
 		onlyEOS bool // the faults are of transactions
+		// mayRestart: the flow may also start again. A produce request lost with its
+		// connection while the next one was already sent reaches the broker out of order
+		// (OUT_OF_ORDER_SEQUENCE_NUMBER), which ends the transaction: the epoch is aborted
+		// and replayed, and nothing is lost or duplicated either way.
+		mayRestart bool
 	}
 	fault := func(fs ...kfake.Fault) func() int { return cluster.Fault(fs...).Hits }
 	drop := func(key kmsg.Key, n int64) func() int {
@@ -223,7 +228,7 @@ func TestBrokerFaults(t *testing.T) {
 		{name: "fetch retriable", inject: func(f *flowTest) (func() int, int, bool) {
 			return fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: f.in, Err: kerr.NotLeaderForPartition, Count: 2}), 2, false
 		}},
-		{name: "dropped connections", inject: func(f *flowTest) (func() int, int, bool) {
+		{name: "dropped connections", mayRestart: true, inject: func(f *flowTest) (func() int, int, bool) {
 			p, q := drop(kmsg.Produce, 2), drop(kmsg.Fetch, 2)
 			return func() int { return p() + q() }, 4, false
 		}},
@@ -253,12 +258,13 @@ func TestBrokerFaults(t *testing.T) {
 				if got := hits(); got != want {
 					t.Errorf("the faults hit %d requests, want %d", got, want)
 				}
-				if restart != (f.restarts > 0) {
+				if restart != (f.restarts > 0) && !(s.mayRestart && f.restarts > 0) {
 					t.Errorf("the flow started again %d times (last error: %v); want a restart: %v", f.restarts, f.lastError, restart)
 				}
 				if f.lastError != nil {
 					t.Logf("the flow started again after: %v", f.lastError)
 				}
+				restart = f.restarts > 0
 				// Without a restart the idempotent producer writes each record once
 				// whatever the delivery; after one, exactly_once still does.
 				raw := f.check(!restart || delivery == component.ExactlyOnce)
