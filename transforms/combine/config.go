@@ -30,7 +30,7 @@ type GroupByKeyConfig struct {
 // and the result is nil when there were any.
 func BuildCombine(ctx *component.Context, cfg *CombineConfig) (*Plan, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
+	opts, ok := expr.OptionsFor(ctx, cfg.Language)
 	if !ok || in == nil {
 		return nil, nil
 	}
@@ -160,7 +160,7 @@ func decodeAgg(ctx *component.Context, dest, n *yaml.Node, in *schemas.Schema, o
 			Detail = "sluice's combine functions are sum, count, min, max, mean, all, any, group and concat"
 		return Agg{}, nil, false
 	}
-	prog := compileValue(ctx, value, in, opts)
+	prog := expr.CompileAt(ctx, value, in, opts)
 	if prog == nil {
 		return Agg{}, nil, false
 	}
@@ -177,11 +177,11 @@ func decodeAgg(ctx *component.Context, dest, n *yaml.Node, in *schemas.Schema, o
 // problems through ctx.
 func BuildGroupByKey(ctx *component.Context, cfg *GroupByKeyConfig) (*Plan, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
+	opts, ok := expr.OptionsFor(ctx, cfg.Language)
 	if !ok || in == nil {
 		return nil, nil
 	}
-	key := compileValue(ctx, &cfg.Key, in, opts)
+	key := expr.CompileAt(ctx, &cfg.Key, in, opts)
 	p := &Plan{who: ctx.Describe(), keyExpr: true}
 	var progs []*expr.Program
 	var elem schemas.Type
@@ -202,7 +202,7 @@ func BuildGroupByKey(ctx *component.Context, cfg *GroupByKeyConfig) (*Plan, erro
 		}
 		elem = structOf(in, p.project)
 	default:
-		prog := compileValue(ctx, v, in, opts)
+		prog := expr.CompileAt(ctx, v, in, opts)
 		if prog == nil {
 			return nil, nil
 		}
@@ -242,28 +242,4 @@ func structOf(in *schemas.Schema, idx []int) schemas.Type {
 		fields[i] = in.Fields[j]
 	}
 	return schemas.Type{Kind: schemas.Struct, Fields: fields}
-}
-
-// exprOptions returns how to compile the transform's expressions, reporting an unsupported
-// language at its key.
-func exprOptions(ctx *component.Context, lang string) (expr.Options, bool) {
-	if err := expr.CheckLanguage(lang); err != nil {
-		ctx.Errorf(ctx.KeyPos("language"), "%v", err)
-		return expr.Options{}, false
-	}
-	return expr.Options{Language: lang, Lines: ctx.Lines}, true
-}
-
-// compileValue compiles a field name or expression (text or {expression, output_type}).
-func compileValue(ctx *component.Context, n *yaml.Node, in *schemas.Schema, o expr.Options) *expr.Program {
-	spec, ok := expr.DecodeSpec(ctx.Decoder, n, ctx.Describe())
-	if !ok {
-		return nil
-	}
-	p, err := spec.Compile(in, o)
-	if err != nil {
-		ctx.Diags.Append(spec.Expr.Pos, err)
-		return nil
-	}
-	return p
 }

@@ -38,8 +38,8 @@ var timestampKinds = map[schemas.Kind]bool{schemas.Timestamp: true, schemas.Date
 
 func buildAssignTimestamps(ctx *component.Context, cfg *AssignTimestampsConfig) (component.Transform, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
-	p := compileAt(ctx, &cfg.Timestamp, in, opts)
+	opts, ok := expr.OptionsFor(ctx, cfg.Language)
+	p := expr.CompileAt(ctx, &cfg.Timestamp, in, opts)
 	if !ok || p == nil {
 		return nil, nil
 	}

@@ -11,37 +11,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// exprOptions returns how to compile the transform's expressions, reporting an unsupported
-// language at its key.
-func exprOptions(ctx *component.Context, lang string) (expr.Options, bool) {
-	if err := expr.CheckLanguage(lang); err != nil {
-		ctx.Errorf(ctx.KeyPos("language"), "%v", err)
-		return expr.Options{}, false
-	}
-	return expr.Options{Language: lang, Lines: ctx.Lines}, true
-}
-
-// compileAt decodes the expression (text or {expression, output_type}) in n and compiles it
-// against in. Problems are reported through ctx; the result is nil when there were any.
-func compileAt(ctx *component.Context, n *yaml.Node, in *schemas.Schema, o expr.Options) *expr.Program {
-	spec, ok := expr.DecodeSpec(ctx.Decoder, n, ctx.Describe())
-	if !ok {
-		return nil
-	}
-	p, err := spec.Compile(in, o)
-	if err != nil {
-		ctx.Diags.Append(spec.Expr.Pos, err)
-		return nil
-	}
-	return p
-}
-
 // compileOne compiles the transform's single expression at n and checks that its result is
 // of kind want (or any, checked per row); otherwise it reports "<key> must <purpose>, but
 // <expr> is <type>". The result is nil when there were problems.
 func compileOne(ctx *component.Context, n *yaml.Node, lang string, want schemas.Kind, key, purpose string) *expr.Program {
-	opts, ok := exprOptions(ctx, lang)
-	p := compileAt(ctx, n, ctx.Input(), opts)
+	opts, ok := expr.OptionsFor(ctx, lang)
+	p := expr.CompileAt(ctx, n, ctx.Input(), opts)
 	if !ok || p == nil {
 		return nil
 	}

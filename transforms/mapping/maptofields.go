@@ -40,7 +40,7 @@ type mapToFields struct {
 
 func buildMapToFields(ctx *component.Context, cfg *MapToFieldsConfig) (component.Transform, error) {
 	in := ctx.Input()
-	opts, ok := exprOptions(ctx, cfg.Language)
+	opts, ok := expr.OptionsFor(ctx, cfg.Language)
 	fields := computedFields(ctx, cfg, in, opts)
 	dropped := droppedFields(ctx, cfg, in, fields)
 	if !ok || fields == nil || dropped == nil {
@@ -120,7 +120,7 @@ func computedFields(ctx *component.Context, cfg *MapToFieldsConfig, in *schemas.
 			good = false
 			continue
 		}
-		p := compileAt(ctx, v, in, o)
+		p := expr.CompileAt(ctx, v, in, o)
 		if p == nil {
 			good = false
 			continue
