@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/component"
@@ -98,8 +99,8 @@ func (r *run) prepareGroups() (string, error) {
 					k.node.describe(), k.node.Pos, s.node.describe(), s.node.Pos, s.src.(component.Grouped).Group()))
 			}
 		}
-		for _, n := range r.plan.Nodes {
-			if _, ok := n.Impl.(component.Stateful); ok && r.reaches(s.node, n) {
+		for _, n := range r.state.nodes {
+			if slices.Contains(r.state.sources[n], s) {
 				errs = append(errs, fmt.Errorf("%s (%s) groups by key and window, but %s (%s) reads in consumer group %q, whose copies each see only some partitions, so each would emit partial windows: run one copy without group.id (grouping across copies is not built yet)",
 					n.describe(), n.Pos, s.node.describe(), s.node.Pos, s.src.(component.Grouped).Group()))
 			}

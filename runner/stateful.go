@@ -16,15 +16,29 @@ import (
 
 // statefulState is what the run keeps for its stateful transforms.
 type statefulState struct {
-	nodes   []*Node         // in the plan's order, so upstream ones fire first
-	reached chan uint64     // lanes at a barrier, before flushing
-	release []chan struct{} // per lane: flush now
+	nodes    []*Node                  // in the plan's order, so upstream ones fire first
+	sources  map[*Node][]*sourceState // the sources upstream of each
+	upstream map[*sinkState][]*Node   // the stateful transforms upstream of each sink
+	reached  chan uint64              // lanes at a barrier, before flushing
+	release  []chan struct{}          // per lane: flush now
 }
 
 func (r *run) wireStateful() {
+	r.state.sources, r.state.upstream = map[*Node][]*sourceState{}, map[*sinkState][]*Node{}
 	for _, n := range r.plan.Nodes {
-		if _, ok := n.Impl.(component.Stateful); ok {
-			r.state.nodes = append(r.state.nodes, n)
+		if _, ok := n.Impl.(component.Stateful); !ok {
+			continue
+		}
+		r.state.nodes = append(r.state.nodes, n)
+		for _, s := range r.sources {
+			if r.reaches(s.node, n) {
+				r.state.sources[n] = append(r.state.sources[n], s)
+			}
+		}
+		for _, k := range r.sinks {
+			if r.reaches(n, k.node) {
+				r.state.upstream[k] = append(r.state.upstream[k], n)
+			}
 		}
 	}
 	if len(r.state.nodes) == 0 {
@@ -74,10 +88,8 @@ func (r *run) fire(ctx context.Context, final bool, next map[*sourceState]schema
 	for _, n := range r.state.nodes {
 		st := n.Impl.(component.Stateful)
 		upstream := schemas.Offsets{}
-		for s, offsets := range next {
-			if r.reaches(s.node, n) {
-				upstream.Advance(offsets)
-			}
+		for _, s := range r.state.sources[n] {
+			upstream.Advance(next[s])
 		}
 		before := st.Fired()
 		if err := st.Fire(ctx, upstream, final, emit[n]); err != nil {
@@ -104,10 +116,8 @@ func (r *run) fire(ctx context.Context, final bool, next map[*sourceState]schema
 // upstream of sink k, which its checkpoint covers.
 func (r *run) firedOffsets(k *sinkState) schemas.Offsets {
 	out := schemas.Offsets{}
-	for _, n := range r.state.nodes {
-		if r.reaches(n, k.node) {
-			out.Advance(n.Impl.(component.Stateful).Fired())
-		}
+	for _, n := range r.state.upstream[k] {
+		out.Advance(n.Impl.(component.Stateful).Fired())
 	}
 	return out
 }

@@ -43,11 +43,9 @@ type stateful struct {
 }
 
 func newStateful[C any](ctx *component.Context, build func(*component.Context, *C) (*Plan, error), cfg *C) (component.Transform, error) {
-	spec := &window.Spec{Type: "global"}
-	if ctx.Windowing != nil {
-		if spec = window.Decode(ctx.Decoder, ctx.Windowing); spec == nil {
-			return nil, nil
-		}
+	spec := window.InEffect(ctx)
+	if spec == nil {
+		return nil, nil
 	}
 	plan, err := build(ctx, cfg)
 	if plan == nil || err != nil {
@@ -102,9 +100,6 @@ func (s *stateful) Fire(_ context.Context, upstream schemas.Offsets, final bool,
 	for i, r := range results {
 		out.Windows[i] = [2]int64{r.Window.Start, r.Window.End}
 		at := r.Window.End / int64(time.Millisecond)
-		if r.Window.End == window.Global.End {
-			at = window.Global.End / int64(time.Millisecond)
-		}
 		out.Pos[i] = schemas.Position{Source: s.source, Offset: at}
 		s.fired = max(s.fired, at+1)
 	}

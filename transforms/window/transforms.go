@@ -39,6 +39,15 @@ func (windowInto) Process(_ context.Context, _ int, b *schemas.Batch, emit compo
 	return emit(component.Main, b)
 }
 
+// InEffect returns the windowing in effect for the transform being built (ctx.Windowing, the
+// global window when there is none), or nil, reported through ctx, when it is invalid.
+func InEffect(ctx *component.Context) *Spec {
+	if ctx.Windowing == nil {
+		return &Spec{Type: "global"}
+	}
+	return Decode(ctx.Decoder, ctx.Windowing)
+}
+
 // extractTransform is ExtractWindowingInfo: the windows of a grouping's result are its own
 // (Batch.Windows); those of other records are what the windowing in effect assigns to their
 // event time.
@@ -48,11 +57,9 @@ type extractTransform struct {
 }
 
 func buildExtractTransform(ctx *component.Context, cfg *ExtractConfig) (component.Transform, error) {
-	spec := &Spec{Type: "global"}
-	if ctx.Windowing != nil {
-		if spec = Decode(ctx.Decoder, ctx.Windowing); spec == nil {
-			return nil, nil
-		}
+	spec := InEffect(ctx)
+	if spec == nil {
+		return nil, nil
 	}
 	x, err := BuildExtract(ctx, cfg)
 	if x == nil || err != nil {
