@@ -138,6 +138,14 @@ type Reloader interface {
 	Reload(ctx context.Context) (*Checkpoint, error)
 }
 
+// Streaming is implemented by sinks whose rows reach their readers as they are written when
+// delivery is at_least_once (WriteToKafka), rather than when their epoch commits.
+// Asynchronous progress (options.async_progress_tracking) needs every sink to be one: a sink
+// that delivers at its commit would show nothing between two progress writes.
+type Streaming interface {
+	DeliversAsWritten()
+}
+
 // Writer is one lane's side of a sink. A lane calls it serially.
 type Writer interface {
 	Write(ctx context.Context, b *schemas.Batch) error

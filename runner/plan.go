@@ -175,6 +175,7 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 		f.build(n, p)
 	}
 	f.checkErrorOutputsConsumed(p.Nodes)
+	f.checkAsyncSinks(p.Nodes)
 	if len(diags) > 0 {
 		return nil, diags.Err()
 	}
@@ -334,6 +335,25 @@ func (f *file) checkErrorOutputsConsumed(nodes []*Node) {
 				f.dec.Errorf(at, "unconsumed error output %s.%s: failed records would be lost", n.Name, o.Tag).
 					Detail = fmt.Sprintf("add a transform with input: %s.%s, e.g. a WriteToJson dead-letter sink", n.Name, o.Tag)
 			}
+		}
+	}
+}
+
+// checkAsyncSinks refuses asynchronous progress with a sink that delivers its rows only when
+// it commits (as Spark allows it only with the Kafka sink): progress is its commit, so it
+// would show nothing between two progress writes.
+func (f *file) checkAsyncSinks(nodes []*Node) {
+	if !f.options.AsyncProgressTracking {
+		return
+	}
+	for _, n := range nodes {
+		if n.Spec == nil || n.Spec.Kind != component.KindSink || n.Impl == nil {
+			continue
+		}
+		if _, ok := n.Impl.(component.Streaming); !ok {
+			f.dec.Errorf(n.Pos, "%s delivers its rows when it commits, so with async_progress_tracking it would show nothing between two progress writes (every %v)",
+				n.Type, time.Duration(f.options.AsyncProgressCheckpointingInterval)).
+				Detail = "asynchronous progress suits sinks that deliver as they write (WriteToKafka); remove async_progress_tracking, and lower the sink's triggering frequency or checkpoint_interval for fresher data instead"
 		}
 	}
 }

@@ -65,6 +65,9 @@ func (s *sink) Summary() string {
 
 // Open connects, creates the checkpoint topic if needed, fences any earlier producer of the
 // sink (exactly_once) and returns the sink's last committed checkpoint.
+// DeliversAsWritten: with at_least_once, records are produced as they come.
+func (s *sink) DeliversAsWritten() {}
+
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
