@@ -39,6 +39,7 @@ func main() {
 	rates := flag.String("rates", "10000,50000", "input rates of the latency runs, records per second")
 	latSecs := flag.Duration("latency-seconds", 20*time.Second, "how long each latency run produces")
 	latEpoch := flag.Duration("latency-epoch", 100*time.Millisecond, "checkpoint_interval of the latency runs")
+	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario run into this directory (NAME-RUN.prof)")
 	rawChildMode := flag.String("raw-child", "", "internal: run one raw limit in this process")
 	rawAddr := flag.String("raw-addr", "", "internal: the broker of -raw-child")
 	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child")
@@ -59,7 +60,7 @@ func main() {
 			}
 		}
 	}
-	o := options{records: *records, runs: *runs, trigger: *trigger, latSecs: *latSecs, latEpoch: *latEpoch, sluice: *sluice}
+	o := options{records: *records, runs: *runs, trigger: *trigger, latSecs: *latSecs, latEpoch: *latEpoch, sluice: *sluice, profiles: *profiles}
 	for r := range strings.SplitSeq(*rates, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(r))
 		if err != nil || n <= 0 {
@@ -111,6 +112,7 @@ func main() {
 type options struct {
 	records, runs     int
 	trigger, sluice   string
+	profiles          string // the directory of --cpuprofile-dir, or ""
 	rates             []int
 	latSecs, latEpoch time.Duration
 	only              map[string]bool // nil: all
@@ -125,7 +127,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, fmt.Errorf("%w", err)
 	}
 	defer os.RemoveAll(dir)
-	e := &env{sluice: o.sluice, dir: dir, records: o.records, trigger: o.trigger}
+	e := &env{sluice: o.sluice, dir: dir, records: o.records, trigger: o.trigger, profiles: o.profiles}
 	if e.sluice == "" {
 		e.sluice = filepath.Join(dir, "sluice")
 		progress("building sluice")

@@ -56,6 +56,7 @@ type env struct {
 	records    int
 	inputBytes int64
 	trigger    string
+	profiles   string // where scenario runs write CPU profiles, or ""
 }
 
 // measurement is one run of a scenario or a raw limit, from the process's own accounting.
@@ -157,7 +158,11 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement
 	if err != nil {
 		return measurement{}, err
 	}
-	m, _, stderr, err := measure(ctx, e.sluice, "run", path, "--stop-at-end", "--log-level", "debug")
+	args := []string{"run", path, "--stop-at-end", "--log-level", "debug"}
+	if e.profiles != "" {
+		args = append(args, "--cpuprofile", filepath.Join(e.profiles, fmt.Sprintf("%s-%d.prof", s.name, run)))
+	}
+	m, _, stderr, err := measure(ctx, e.sluice, args...)
 	if err != nil {
 		return m, err
 	}

@@ -233,6 +233,28 @@ func TestAppendJSONStringsMatchEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestAppendJSONStringsWordAtATime puts every byte value at every position of strings long
+// enough for the 8-byte scan, as encoding/json writes them.
+func TestAppendJSONStringsWordAtATime(t *testing.T) {
+	base := []byte("abcdefghijklmnopqrstuvwxyz0123") // 30 plain bytes
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for c := 0; c < 256; c++ {
+		for at := range base {
+			b := append([]byte(nil), base...)
+			b[at] = byte(c)
+			buf.Reset()
+			if err := enc.Encode(string(b)); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := string(appendString(nil, string(b))), strings.TrimSuffix(buf.String(), "\n"); got != want {
+				t.Fatalf("byte %#x at %d: got %s, want %s", c, at, got, want)
+			}
+		}
+	}
+}
+
 func TestAppendJSONFloats(t *testing.T) {
 	s := New(Field{Name: "x", Type: Type{Kind: Float64}, Nullable: true})
 	d := NewJSONDecoder(s)

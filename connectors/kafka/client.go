@@ -130,9 +130,9 @@ func (s *settings) producerOpts(txnID string, txnTimeout time.Duration) []kgo.Op
 	if !s.idempotence() {
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
-	if s.compression != "" {
-		opts = append(opts, kgo.ProducerBatchCompression(compressionCodec(s.compression)))
-	}
+	// Uncompressed unless compression.type says otherwise, as Java's producer (and so Beam's
+	// KafkaIO and Kafka Connect) defaults; franz-go's own default is snappy.
+	opts = append(opts, kgo.ProducerBatchCompression(compressionCodec(s.compression)))
 	if txnID != "" {
 		opts = append(opts, kgo.TransactionalID(txnID), kgo.TransactionTimeout(txnTimeout))
 	}

@@ -27,7 +27,7 @@ type laneWriter struct {
 	held    []*kgo.Record // written after Flush(flushed), waiting for its Commit
 	dirty   atomic.Bool   // records went into the open transaction since the last Flush
 	sent    inflight      // produced records not acknowledged yet
-	arena   int           // bytes of the previous batch, to size the next one
+	rowSize int           // bytes per row of the previous batch, to size the next one's buffer
 	errs    *component.ErrorOutput
 }
 
@@ -89,7 +89,7 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 	if schema == nil {
 		schema = w.s.input
 	}
-	data := make([]byte, 0, max(w.arena, 256))
+	data := make([]byte, 0, max(len(b.Rows)*w.rowSize*9/8, 256)) // growing it costs copies
 	ends := make([]int, 0, len(b.Rows))
 	nulls := make([]bool, 0, len(b.Rows))
 	var keys [][]byte
@@ -129,7 +129,9 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 			keys = append(keys, key)
 		}
 	}
-	w.arena = len(data)
+	if len(ends) > 0 {
+		w.rowSize = len(data)/len(ends) + 1
+	}
 	recs := make([]*kgo.Record, len(ends))
 	start := 0
 	for i, end := range ends {
