@@ -36,7 +36,7 @@ func commands() []command {
 		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
-		{"dev", "kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]", "run a local Kafka-protocol broker for development", devCmd},
+		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd},
 		{"version", "", "print the version", versionCmd},
 	}
 }

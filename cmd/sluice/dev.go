@@ -18,19 +18,23 @@ import (
 	"github.com/sluicehq/sluice/internal/embedded"
 )
 
-const devUsage = "usage: sluice dev kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]"
+const devUsage = "usage: sluice dev kafka [--listen HOST:PORT] [--topic NAME:PARTITIONS]... [--data-dir DIR]\n       sluice dev bigquery [--grpc HOST:PORT] [--http HOST:PORT] [--dataset PROJECT:DATASET]... [--discard-rows]"
 
-// devCmd runs development services; `sluice dev kafka` is a Kafka-protocol broker.
+// devCmd runs development services: `sluice dev kafka` is a Kafka-protocol broker, `sluice dev
+// bigquery` a BigQuery Storage Write API server.
 func devCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, devUsage)
 		return exitUsage
 	}
-	if args[0] != "kafka" {
-		fmt.Fprintf(stderr, "sluice dev: unknown service %q%s\n%s\n", args[0], diag.DidYouMean(args[0], []string{"kafka"}), devUsage)
-		return exitUsage
+	switch args[0] {
+	case "kafka":
+		return devKafka(args[1:], stdout, stderr)
+	case "bigquery":
+		return devBigQuery(args[1:], stdout, stderr)
 	}
-	return devKafka(args[1:], stdout, stderr)
+	fmt.Fprintf(stderr, "sluice dev: unknown service %q%s\n%s\n", args[0], diag.DidYouMean(args[0], []string{"kafka", "bigquery"}), devUsage)
+	return exitUsage
 }
 
 // topicFlags collects --topic NAME:PARTITIONS.

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sluicehq/sluice/connectors/bigquery"
 	"github.com/sluicehq/sluice/runner"
 )
 
@@ -30,6 +31,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
+	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
@@ -37,6 +39,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "usage: sluice run PIPELINE.yaml [--for DURATION] [--max-records N]")
+		return exitUsage
+	}
+	switch *bqIntent {
+	case "":
+	case "assume-committed", "assume-lost":
+		os.Setenv(bigquery.IntentEnv, *bqIntent) // read by WriteToBigQuery when it opens
+	default:
+		fmt.Fprintf(stderr, "sluice run: --bigquery-intent %q: write assume-committed or assume-lost\n", *bqIntent)
 		return exitUsage
 	}
 	log, err := newLogger(stderr, *logLevel)

@@ -2,6 +2,7 @@
 package all
 
 import (
+	_ "github.com/sluicehq/sluice/connectors/bigquery"  // WriteToBigQuery
 	_ "github.com/sluicehq/sluice/connectors/create"    // Create
 	_ "github.com/sluicehq/sluice/connectors/files"     // ReadFromJson, ReadFromText, WriteToJson, WriteToText
 	_ "github.com/sluicehq/sluice/connectors/generator" // StreamingDataGenerator

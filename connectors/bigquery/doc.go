@@ -1,0 +1,2 @@
+// Package bigquery implements WriteToBigQuery over the BigQuery Storage Write API.
+package bigquery

@@ -1,0 +1,80 @@
+package bigquery
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/bigquery/storage/apiv1/storagepb"
+)
+
+// IntentEnv names the environment variable that decides an old intent whose streams BigQuery
+// no longer knows (`sluice run --bigquery-intent`): assume-committed or assume-lost.
+const IntentEnv = "SLUICE_BIGQUERY_INTENT"
+
+// youngIntent is how long after its intent a stream BigQuery does not know is taken as never
+// committed. BigQuery does not document how long it keeps a committed stream's metadata; it
+// is surely longer than this, so a younger intent's missing stream cannot have committed.
+// For an older intent sluice does not guess.
+const youngIntent = time.Hour
+
+// recover settles the intent of st, a commit a crash interrupted, and leaves st with the
+// checkpoint the table stands on:
+//   - a stream with a commit time: the commit happened (it is atomic), so st moves to the
+//     intent's checkpoint;
+//   - every stream known and none committed: they were finalized before the intent was saved,
+//     so they are committed now;
+//   - a stream unknown and none committed: the commit never happened and the rows are gone;
+//     the epoch is read again from st's own checkpoint, if the intent is young; else the
+//     operator decides (IntentEnv).
+func (s *sink) recover(ctx context.Context, st *state) error {
+	in := st.Intent
+	var missing []string
+	committed := false
+	for _, name := range in.Streams {
+		ws, err := s.mw.GetWriteStream(ctx, &storagepb.GetWriteStreamRequest{Name: name, View: storagepb.WriteStreamView_BASIC})
+		switch {
+		case isNotFound(err):
+			missing = append(missing, name)
+		case err != nil:
+			return fmt.Errorf("%s: look up stream %s of epoch %d's commit: %w", s.what, name, in.Epoch, err)
+		case ws.GetCommitTime() != nil:
+			committed = true
+		}
+	}
+	done := func(how string) error {
+		slog.Info("BigQuery commit interrupted by a crash: "+how, "sink", s.what, "epoch", in.Epoch, "streams", len(in.Streams), "rows", in.Rows)
+		*st = state{Pipeline: st.Pipeline, Epoch: in.Epoch, Next: in.Next, State: in.State}
+		return s.file.save(st)
+	}
+	redo := func(how string) error {
+		slog.Warn("BigQuery commit interrupted by a crash: "+how+"; the epoch is read again", "sink", s.what, "epoch", in.Epoch, "rows", in.Rows)
+		st.Intent = nil
+		return s.file.save(st)
+	}
+	switch {
+	case committed:
+		return done("it had committed")
+	case len(missing) == 0:
+		if err := s.batchCommit(ctx, in.Streams); err != nil {
+			return err
+		}
+		return done("its streams are committed now")
+	}
+	switch os.Getenv(IntentEnv) {
+	case "assume-committed":
+		return done("assumed committed (" + IntentEnv + ")")
+	case "assume-lost":
+		return redo("assumed lost (" + IntentEnv + ")")
+	}
+	if age := time.Since(in.At); age < youngIntent {
+		return redo(fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)))
+	}
+	return fmt.Errorf("%s: a commit of epoch %d (%d rows, %s) was interrupted %s ago, and BigQuery no longer knows its stream %s: "+
+		"after this long it cannot tell whether the commit happened. Look for the epoch's rows in %s and rerun with "+
+		"--bigquery-intent=assume-committed if they are there or --bigquery-intent=assume-lost if not",
+		s.what, in.Epoch, in.Rows, in.At.Format(time.RFC3339), time.Since(in.At).Round(time.Minute), strings.Join(missing, ", "), s.p.ref)
+}

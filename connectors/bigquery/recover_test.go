@@ -1,0 +1,182 @@
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/connectors/connectortest"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+var errCrash = errors.New("crash")
+
+// crashAt makes Commit stop at step, as a crash there would, until the test ends.
+func crashAt(t *testing.T, step string) {
+	stepHook = func(s string) error {
+		if s == step {
+			return errCrash
+		}
+		return nil
+	}
+	t.Cleanup(func() { stepHook = nil })
+}
+
+// interrupted writes rows 0..9 as epoch 1 and commits them, then rows 10..19 as epoch 2,
+// whose commit stops at step. It returns the fake and a function that opens the sink again,
+// as a restarted process would.
+func interrupted(t *testing.T, step string) (*fakeBQ, func() (*component.Checkpoint, error)) {
+	ctx := context.Background()
+	f := newFakeBQ(t)
+	info := component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce}
+	d := connectortest.Driver{T: t, Pipeline: info.Pipeline, Lanes: 2, Source: "test:in"}
+	s := f.build(connectortest.Schema, "t")
+	if _, err := s.Open(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	write := func(from, to int) {
+		for i := from; i < to; i++ {
+			b := &schemas.Batch{Schema: connectortest.Schema, Rows: []schemas.Row{{int64(i), "row"}},
+				Pos: []schemas.Position{{Source: "test:in", Offset: int64(i)}}}
+			if err := s.Writer(i%2).Write(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(0, 10)
+	d.Flush(s, 1)
+	d.Commit(s, 1, 10)
+	write(10, 20)
+	d.Flush(s, 2)
+	crashAt(t, step)
+	if err := s.Commit(ctx, d.Checkpoint(2, 20)); !errors.Is(err, errCrash) {
+		t.Fatalf("commit stopped at %s: %v", step, err)
+	}
+	stepHook = nil
+	return f, func() (*component.Checkpoint, error) {
+		s := f.build(connectortest.Schema, "t")
+		t.Cleanup(func() { _ = s.Close(ctx) })
+		return s.Open(ctx, info)
+	}
+}
+
+// wantState fails unless the checkpoint is at epoch (and offset 10*epoch) and the table holds
+// ids 0..rows-1, once each.
+func wantState(t *testing.T, f *fakeBQ, cp *component.Checkpoint, epoch uint64, rows int) {
+	t.Helper()
+	if cp == nil || cp.Epoch != epoch || cp.Next["test:in"][0] != int64(10*epoch) {
+		t.Errorf("checkpoint %+v, want epoch %d at offset %d", cp, epoch, 10*epoch)
+	}
+	ids := f.ids("t")
+	if len(ids) != rows {
+		t.Fatalf("table holds ids %v, want 0..%d", ids, rows-1)
+	}
+	for i, id := range ids {
+		if id != int64(i) {
+			t.Fatalf("table holds ids %v, want 0..%d once each", ids, rows-1)
+		}
+	}
+}
+
+// A crash after the streams were finalized and before the intent: nothing of epoch 2 is
+// committed, and the restart resumes from epoch 1.
+func TestRecoverBeforeIntent(t *testing.T) {
+	f, reopen := interrupted(t, "finalized")
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 1, 10)
+}
+
+// A crash between the intent and BatchCommitWriteStreams: the restart commits the finalized
+// streams and stands on epoch 2.
+func TestRecoverCommitsFinalizedStreams(t *testing.T) {
+	f, reopen := interrupted(t, "intent-saved")
+	if got := f.ids("t"); len(got) != 10 {
+		t.Fatalf("before the restart the table holds %d rows, want epoch 1's 10", len(got))
+	}
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 2, 20)
+}
+
+// A crash after BatchCommitWriteStreams and before the checkpoint: the streams have a commit
+// time, and the restart stands on epoch 2 without committing anything again.
+func TestRecoverFindsCommit(t *testing.T) {
+	f, reopen := interrupted(t, "committed")
+	commits := f.srv.Calls().BatchCommitWriteStreams
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 2, 20)
+	if n := f.srv.Calls().BatchCommitWriteStreams; n != commits {
+		t.Errorf("the restart committed again (%d commits, %d before)", n, commits)
+	}
+}
+
+// forgetIntentStreams drops the metadata of the intent's streams on the server, as BigQuery's
+// garbage collection does, and dates the intent age ago.
+func forgetIntentStreams(t *testing.T, f *fakeBQ, age time.Duration) {
+	t.Helper()
+	file := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "")
+	st, err := file.load()
+	if err != nil || st == nil || st.Intent == nil {
+		t.Fatalf("no intent saved: %+v %v", st, err)
+	}
+	for _, name := range st.Intent.Streams {
+		if err := f.srv.ForgetStream(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Intent.At = time.Now().Add(-age)
+	if err := file.save(st); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A young intent whose streams BigQuery does not know never committed: epoch 2 is read again.
+func TestRecoverYoungLostStreams(t *testing.T) {
+	f, reopen := interrupted(t, "intent-saved")
+	forgetIntentStreams(t, f, time.Minute)
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 1, 10)
+}
+
+// An old intent whose streams BigQuery does not know is not guessed at: the error names the
+// stream and the two ways out, and each way out does what it says.
+func TestRecoverOldLostStreams(t *testing.T) {
+	f, reopen := interrupted(t, "intent-saved")
+	forgetIntentStreams(t, f, 3*time.Hour)
+	_, err := reopen()
+	if err == nil || !strings.Contains(err.Error(), "--bigquery-intent=assume-committed") ||
+		!strings.Contains(err.Error(), "--bigquery-intent=assume-lost") || !strings.Contains(err.Error(), "/streams/") {
+		t.Fatalf("want an error naming the stream and both ways out, got %v", err)
+	}
+	t.Setenv(IntentEnv, "assume-lost")
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 1, 10)
+
+	f, reopen = interrupted(t, "intent-saved")
+	forgetIntentStreams(t, f, 3*time.Hour)
+	t.Setenv(IntentEnv, "assume-committed")
+	cp, err = reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp == nil || cp.Epoch != 2 {
+		t.Fatalf("assume-committed: checkpoint %+v, want epoch 2", cp)
+	}
+}

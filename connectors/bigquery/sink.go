@@ -1,0 +1,308 @@
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"cloud.google.com/go/bigquery/storage/apiv1/storagepb"
+	"cloud.google.com/go/bigquery/storage/managedwriter"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sluicehq/sluice/component"
+)
+
+// sink is WriteToBigQuery. With exactly_once each lane appends an epoch's rows to a pending
+// stream of its own (or of its share of num_streams) with explicit offsets; Flush finalizes
+// the stream; Commit records the intent, commits the epoch's streams with one
+// BatchCommitWriteStreams, and records the checkpoint. With at_least_once the lanes append to
+// the table's default stream and Commit records the checkpoint.
+type sink struct {
+	what string
+	p    *plan
+
+	// Set by Open.
+	exactly bool
+	bq      *bigquery.Client
+	mw      *managedwriter.Client
+	enc     *encoder
+	file    stateFile
+	lanes   int
+	slots   []*slot
+
+	mu      sync.Mutex
+	st      state                    // the committed checkpoint
+	pending map[uint64][]finalStream // epoch -> its finalized, uncommitted streams
+}
+
+// finalStream is a finalized pending stream and its row count.
+type finalStream struct {
+	name string
+	rows int64
+}
+
+func newSink(what string, p *plan) *sink { return &sink{what: what, p: p} }
+
+// Summary says where the rows go, for the start log.
+func (s *sink) Summary() string { return "BigQuery table " + s.p.ref.String() }
+
+// DeliversAsWritten: with at_least_once, rows go to the default stream, visible at once.
+func (s *sink) DeliversAsWritten() {}
+
+func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
+	s.exactly = info.Delivery != component.AtLeastOnce
+	s.lanes = max(info.Lanes, 1)
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	table, err := s.ensureTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCompatible(table.Schema, s.p.input); err != nil {
+		return nil, fmt.Errorf("%s: the rows do not fit table %s:\n%w", s.what, s.p.ref, err)
+	}
+	if s.enc, err = newEncoder(table.Schema, s.p.input); err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.p.ref, err)
+	}
+	dir := s.p.cfg.CheckpointDir
+	if dir == "" {
+		dir = ".sluice/bigquery"
+	}
+	s.file = stateFileFor(dir, info.Pipeline, s.p.name, info.Instance)
+	st, err := s.file.load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	if st == nil {
+		if s.p.cfg.WriteDisposition == "WRITE_EMPTY" && (table.NumRows > 0 || table.StreamingBuffer != nil && table.StreamingBuffer.EstimatedRows > 0) {
+			return nil, fmt.Errorf("%s: write_disposition WRITE_EMPTY, and table %s already holds rows", s.what, s.p.ref)
+		}
+		st = &state{Pipeline: info.Pipeline}
+	}
+	if st.Intent != nil {
+		if err := s.recover(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	s.st = *st
+	s.pending = map[uint64][]finalStream{}
+	n := s.lanes
+	if k := s.p.cfg.NumStreams; k > 0 && k < n {
+		n = k
+	}
+	s.slots = make([]*slot, n)
+	for i := range s.slots {
+		s.slots[i] = &slot{s: s, sharers: (s.lanes - i + n - 1) / n, segs: map[int]*segment{}}
+	}
+	if st.Epoch == 0 && len(st.Next) == 0 {
+		return nil, nil
+	}
+	return &component.Checkpoint{Pipeline: info.Pipeline, Epoch: st.Epoch, Next: st.Next, State: st.State}, nil
+}
+
+// extraWriteOptions are added to the Storage Write API client's options (tests: an
+// interceptor for an emulator).
+var extraWriteOptions []option.ClientOption
+
+// connect makes the BigQuery and Storage Write API clients.
+func (s *sink) connect(ctx context.Context) error {
+	cfg := s.p.cfg
+	var auth []option.ClientOption
+	if cfg.CredentialsFile != "" {
+		auth = append(auth, option.WithAuthCredentialsFile(option.ServiceAccount, cfg.CredentialsFile))
+	}
+	bqOpts, mwOpts := auth, auth
+	if cfg.Endpoint != "" {
+		bqOpts = []option.ClientOption{option.WithEndpoint(cfg.Endpoint), option.WithoutAuthentication()}
+	}
+	if cfg.StorageEndpoint != "" {
+		mwOpts = []option.ClientOption{option.WithEndpoint(cfg.StorageEndpoint), option.WithoutAuthentication(),
+			option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))}
+	}
+	mwOpts = append(mwOpts, extraWriteOptions...)
+	var err error
+	if s.bq, err = bigquery.NewClient(ctx, s.p.ref.project, bqOpts...); err != nil {
+		return fmt.Errorf("%s: connect to BigQuery: %w", s.what, err)
+	}
+	if s.mw, err = managedwriter.NewClient(ctx, s.p.ref.project, mwOpts...); err != nil {
+		return fmt.Errorf("%s: connect to the BigQuery Storage Write API: %w", s.what, err)
+	}
+	return nil
+}
+
+// ensureTable returns the table's metadata, creating the table when it is missing and
+// create_disposition allows.
+func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error) {
+	t := s.bq.DatasetInProject(s.p.ref.project, s.p.ref.dataset).Table(s.p.ref.table)
+	md, err := t.Metadata(ctx)
+	if err == nil || !isHTTPNotFound(err) {
+		if err != nil {
+			return nil, fmt.Errorf("%s: read table %s: %w", s.what, s.p.ref, err)
+		}
+		return md, nil
+	}
+	if s.p.cfg.CreateDisposition == "CREATE_NEVER" {
+		return nil, fmt.Errorf("%s: table %s does not exist, and create_disposition is CREATE_NEVER", s.what, s.p.ref)
+	}
+	schema, err := tableSchemaFor(s.p.input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	md = &bigquery.TableMetadata{Schema: schema}
+	if tp := s.p.cfg.TimePartitioning; tp != nil {
+		md.TimePartitioning = &bigquery.TimePartitioning{Type: bigquery.TimePartitioningType(strings.ToUpper(tp.Type)), Field: tp.Field}
+		if tp.Type == "" {
+			md.TimePartitioning.Type = bigquery.DayPartitioningType
+		}
+	}
+	if len(s.p.cfg.ClusteringFields) > 0 {
+		md.Clustering = &bigquery.Clustering{Fields: s.p.cfg.ClusteringFields}
+	}
+	if err := t.Create(ctx, md); err != nil && !isHTTPConflict(err) {
+		return nil, fmt.Errorf("%s: create table %s: %w", s.what, s.p.ref, err)
+	}
+	slog.Info("created BigQuery table", "sink", s.what, "table", s.p.ref.String())
+	md, err = t.Metadata(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: read table %s: %w", s.what, s.p.ref, err)
+	}
+	return md, nil
+}
+
+func isHTTPNotFound(err error) bool {
+	var e *googleapi.Error
+	return errors.As(err, &e) && e.Code == http.StatusNotFound
+}
+
+func isHTTPConflict(err error) bool {
+	var e *googleapi.Error
+	return errors.As(err, &e) && e.Code == http.StatusConflict
+}
+
+func (s *sink) Writer(lane int) component.Writer {
+	return &laneWriter{s: s, slot: s.slots[lane%len(s.slots)]}
+}
+
+// sealed records the finalized streams of an epoch for its Commit.
+func (s *sink) sealed(epoch uint64, streams ...finalStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending[epoch] = append(s.pending[epoch], streams...)
+}
+
+// Commit commits the streams of the epochs up to cp.Epoch with the checkpoint cp: intent
+// first, then BatchCommitWriteStreams, then the new checkpoint.
+func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+	s.mu.Lock()
+	var streams []string
+	var rows int64
+	var done []uint64
+	for e, fs := range s.pending {
+		if e > cp.Epoch {
+			continue
+		}
+		done = append(done, e)
+		for _, f := range fs {
+			streams = append(streams, f.name)
+			rows += f.rows
+		}
+	}
+	st := s.st
+	s.mu.Unlock()
+	if cp.Epoch <= st.Epoch && st.Epoch > 0 {
+		return nil // committed before a restart
+	}
+	if len(streams) > 0 {
+		if err := testPause("finalized"); err != nil {
+			return err
+		}
+		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, Next: cp.Next, State: cp.State, At: time.Now().UTC()}
+		if err := s.file.save(&st); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+		if err := testPause("intent-saved"); err != nil {
+			return err
+		}
+		if err := s.batchCommit(ctx, streams); err != nil {
+			return err
+		}
+		if err := testPause("committed"); err != nil {
+			return err
+		}
+	}
+	next := state{Pipeline: cp.Pipeline, Epoch: cp.Epoch, Next: cp.Next, State: cp.State}
+	if err := s.file.save(&next); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.mu.Lock()
+	s.st = next
+	for _, e := range done {
+		delete(s.pending, e)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// batchCommit commits streams atomically. A stream already committed (a reply lost before a
+// retry, or a commit recovered after a crash) counts as committed.
+func (s *sink) batchCommit(ctx context.Context, streams []string) error {
+	req := &storagepb.BatchCommitWriteStreamsRequest{Parent: s.p.ref.parent(), WriteStreams: streams}
+	var lastErr error
+	for attempt := range 5 {
+		if attempt > 0 {
+			select {
+			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		resp, err := s.mw.BatchCommitWriteStreams(ctx, req)
+		if err != nil {
+			lastErr = err
+			if retryable(err) {
+				continue
+			}
+			return fmt.Errorf("%s: commit %d streams to %s: %w", s.what, len(streams), s.p.ref, err)
+		}
+		// The call succeeds with StreamErrors when nothing was committed.
+		var problems []string
+		for _, se := range resp.GetStreamErrors() {
+			if se.GetCode() == storagepb.StorageError_STREAM_ALREADY_COMMITTED {
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s %s", se.GetEntity(), se.GetCode(), se.GetErrorMessage()))
+		}
+		if len(problems) > 0 {
+			return fmt.Errorf("%s: BigQuery committed none of the epoch's %d streams to %s:\n%s", s.what, len(streams), s.p.ref, strings.Join(problems, "\n"))
+		}
+		if resp.GetCommitTime() == nil && len(resp.GetStreamErrors()) == 0 {
+			return fmt.Errorf("%s: BigQuery answered the commit of %d streams to %s without a commit time", s.what, len(streams), s.p.ref)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: commit %d streams to %s: %w", s.what, len(streams), s.p.ref, lastErr)
+}
+
+func (s *sink) Close(ctx context.Context) error {
+	var errs []error
+	for _, sl := range s.slots {
+		errs = append(errs, sl.close())
+	}
+	if s.mw != nil {
+		errs = append(errs, s.mw.Close())
+	}
+	if s.bq != nil {
+		errs = append(errs, s.bq.Close())
+	}
+	return errors.Join(errs...)
+}
