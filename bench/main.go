@@ -140,6 +140,11 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	defer stopBroker()
+	defer func() {
+		if e.bq != nil {
+			e.bq.stop()
+		}
+	}()
 	progress("loading %d records", o.records)
 	if e.inputBytes, err = load(ctx, e.addr, "bench", o.records); err != nil {
 		return nil, err
