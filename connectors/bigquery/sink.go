@@ -74,18 +74,19 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if s.enc, err = newEncoder(table.Schema, s.p.input); err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.p.ref, err)
 	}
-	dir := s.p.cfg.CheckpointDir
-	if dir == "" {
-		dir = ".sluice/bigquery"
-	}
-	s.file = stateFileFor(dir, info.Pipeline, s.p.name, info.Instance)
+	s.file = stateFileFor(s.stateDir(), info.Pipeline, s.p.name, info.Instance)
 	st, err := s.file.load()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
 	if st == nil {
-		if s.p.cfg.WriteDisposition == "WRITE_EMPTY" && (table.NumRows > 0 || table.StreamingBuffer != nil && table.StreamingBuffer.EstimatedRows > 0) {
+		holdsRows := table.NumRows > 0 || table.StreamingBuffer != nil && table.StreamingBuffer.EstimatedRows > 0
+		if s.p.cfg.WriteDisposition == "WRITE_EMPTY" && holdsRows {
 			return nil, fmt.Errorf("%s: write_disposition WRITE_EMPTY, and table %s already holds rows", s.what, s.p.ref)
+		}
+		if holdsRows {
+			slog.Warn("no checkpoint of this pipeline in checkpoint_dir, and the table holds rows: if the pipeline ran before with its state elsewhere, this run writes again what it wrote",
+				"sink", s.what, "table", s.p.ref.String(), "state", s.file.path)
 		}
 		st = &state{Pipeline: info.Pipeline}
 	}
@@ -177,6 +178,14 @@ func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error)
 		return nil, fmt.Errorf("%s: read table %s: %w", s.what, s.p.ref, err)
 	}
 	return md, nil
+}
+
+// stateDir is checkpoint_dir, by default .sluice/bigquery.
+func (s *sink) stateDir() string {
+	if s.p.cfg.CheckpointDir == "" {
+		return ".sluice/bigquery"
+	}
+	return s.p.cfg.CheckpointDir
 }
 
 func isHTTPNotFound(err error) bool {
