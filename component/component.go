@@ -80,11 +80,47 @@ type Checkpoint struct {
 	// processes) changes a partition's stored offset only if it still equals From there
 	// (compare-and-set), so a copy that lost a partition cannot commit it a second time.
 	From schemas.Offsets `json:"-"`
+	// Lineage says which pipeline spec wrote the commit. Sinks store it with the checkpoint
+	// and return it from Open, so a new run can tell whether its spec may resume from it.
+	Lineage *Lineage `json:"lineage,omitempty"`
 	// Fences are, for every source upstream that reads in a Kafka consumer group, who this
 	// copy is in the group and the offsets the epoch reaches. A sink that commits in a Kafka
 	// transaction commits them to the group inside it, so that the group refuses the
 	// transaction of a copy that lost its partitions without knowing it (KIP-447).
 	Fences []GroupFence `json:"-"`
+}
+
+// Lineage is what a commit records of the pipeline spec that made it (docs/upgrades.md).
+type Lineage struct {
+	// SpecHash identifies the rendered spec, secrets masked.
+	SpecHash string `json:"spec_hash,omitempty"`
+	// Version is the sluice version.
+	Version string `json:"version,omitempty"`
+	// GitCommit is the commit of the git work tree holding the pipeline file, if any, and
+	// GitDirty whether that tree had uncommitted changes.
+	GitCommit string `json:"git_commit,omitempty"`
+	GitDirty  bool   `json:"git_dirty,omitempty"`
+	// Shape is what an upgrade of the spec must keep to resume from the commit.
+	Shape *SpecShape `json:"shape,omitempty"`
+}
+
+// SpecShape is the part of a pipeline spec that its checkpoints depend on: what each source reads
+// and each sink writes (their Identity), which sources feed each sink, and the stateful
+// transforms whose state a checkpoint may hold.
+type SpecShape struct {
+	Sources  map[string][]string `json:"sources,omitempty"`  // source name -> identity
+	Sinks    map[string][]string `json:"sinks,omitempty"`    // sink name -> identity
+	Feeds    map[string][]string `json:"feeds,omitempty"`    // sink name -> sources upstream
+	Stateful map[string][]string `json:"stateful,omitempty"` // transform name -> identity
+}
+
+// Identity is implemented by sources and sinks: what they read or write, as a set of facts
+// ("topic events", "group g", "table db.t"). A checkpoint's offsets belong to these facts: a
+// new spec whose source lacks one of them (a topic removed, a group changed) cannot resume
+// from it; facts only the new spec has (a topic added) start afresh. Options that only tune
+// (batch sizes, timeouts) are not facts.
+type Identity interface {
+	Identity() []string
 }
 
 // GroupFence is a copy's membership of a consumer group, with the offsets it commits there.

@@ -35,6 +35,11 @@ type RunConfig struct {
 	Log      *slog.Logger
 	// Metrics, when set, receives the run's Prometheus metrics (sluice_*).
 	Metrics prometheus.Registerer
+	// Version is sluice's version, recorded in every commit (component.Lineage).
+	Version string
+	// AllowResetState lets a run start from checkpoints its spec changed incompatibly since
+	// (upgrade.go).
+	AllowResetState bool
 }
 
 // Stats says what a run did.
@@ -155,6 +160,7 @@ type run struct {
 	revokes   chan revokeRequest // grouped sources giving partitions up (rebalance.go)
 	finished  chan struct{}      // closed when the coordinator returns
 	lost      atomic.Pointer[error]
+	lineage   *component.Lineage // what every commit records of the spec (lineage.go)
 }
 
 // target is a consumer of an output: a node and which of its inputs the output feeds.
@@ -173,6 +179,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 		r.log = slog.New(slog.DiscardHandler)
 	}
 	r.laneDone = make(chan uint64, r.lanes)
+	r.lineage = lineageOf(p, cfg.Version)
 	r.wire()
 	r.wireStateful()
 	if p.Options.AsyncProgressTracking {
@@ -297,6 +304,9 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		for l := range r.lanes {
 			k.writers = append(k.writers, k.sink.Writer(l))
 		}
+	}
+	if err := r.checkUpgrade(); err != nil {
+		return 0, err
 	}
 	if err := r.restoreState(); err != nil {
 		return 0, err
@@ -631,7 +641,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 		}
 		k.next.Advance(r.firedOffsets(k))
 		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from,
-			State: state, Fences: fences(k, next)}
+			State: state, Fences: fences(k, next), Lineage: r.lineage}
 		k.mu.Unlock()
 		wg.Go(func() {
 			start := time.Now()

@@ -25,7 +25,7 @@ type Plan struct {
 	Nodes []*Node
 	// Warnings are problems that do not stop the pipeline (ignored keys and the like).
 	Warnings diag.List
-	// SpecHash identifies the pipeline file's content.
+	// SpecHash identifies the rendered spec, with secret values masked.
 	SpecHash string
 	// Trigger is the epoch length: the shortest a sink asks for, else checkpoint_interval.
 	Trigger time.Duration
@@ -51,6 +51,7 @@ type Node struct {
 	refs          []ref
 	explicitInput bool
 	failed        bool
+	stateID       []string // a stateful transform's identity (lineage.go)
 }
 
 // Edge is an input of a node: the output Tag of From.
@@ -114,6 +115,7 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	if p != nil {
 		p.Secrets = r.Secrets
 		p.Template = r.Header
+		p.SpecHash = specHash([]byte(r.Secrets.Mask(string(r.Source)))) // secrets never enter it
 	}
 	if r.Doc != nil {
 		err = remap(err, r)
@@ -157,8 +159,7 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 		return nil, diags.Err()
 	}
 	p.Options = f.options
-	sum := sha256.Sum256(src)
-	p.SpecHash = hex.EncodeToString(sum[:8])
+	p.SpecHash = specHash(src)
 	if f.pipeline.Windowing != nil {
 		window.Decode(f.dec, f.pipeline.Windowing)
 	}
@@ -173,6 +174,9 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 	}
 	for _, n := range p.Nodes {
 		f.build(n, p)
+		if _, ok := n.Impl.(component.Stateful); ok {
+			n.stateID = stateIdentity(n.spec.Config, f.windowingOf(n))
+		}
 	}
 	f.checkErrorOutputsConsumed(p.Nodes)
 	f.checkAsyncSinks(p.Nodes)
@@ -186,6 +190,12 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 		p.Warnings = sorted // in file order
 	}
 	return p, nil
+}
+
+// specHash identifies a rendered spec.
+func specHash(src []byte) string {
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Delivery returns the pipeline's delivery guarantee.

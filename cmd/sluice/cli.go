@@ -77,12 +77,33 @@ func usage(w io.Writer) {
 }
 
 func versionCmd(_ []string, stdout, _ io.Writer) int {
-	v := "(devel)"
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		v = info.Main.Version
-	}
-	fmt.Fprintf(stdout, "sluice %s\n", v)
+	fmt.Fprintf(stdout, "sluice %s\n", sluiceVersion())
 	return exitOK
+}
+
+// sluiceVersion is the module version of the binary, or for a build from a work tree
+// "(devel)" with the commit it was built from.
+func sluiceVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v, modified := "(devel)", false
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v += " " + s.Value[:12]
+		case s.Key == "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		v += " with changes"
+	}
+	return v
 }
 
 // parse parses flags that may stand before, between or after the positional arguments, as

@@ -31,6 +31,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
+	allowReset := fs.Bool("allow-reset-state", false, "start even if the spec changed incompatibly since the checkpoints were written: sources resume where they still match, window state that no longer fits is dropped (docs/upgrades.md)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
@@ -111,7 +112,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	start := time.Now()
-	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg})
+	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
+		Version: sluiceVersion(), AllowResetState: *allowReset})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")

@@ -33,6 +33,35 @@ type sinkStatus struct {
 	Lag        *int64            `json:"lag,omitempty"`
 	Partitions []partitionStatus `json:"partitions"`
 	Error      string            `json:"error,omitempty"`
+	// WrittenBy is the spec of the last commit.
+	WrittenBy *writtenBy `json:"written_by,omitempty"`
+}
+
+// writtenBy is the lineage of a commit, without the spec's shape.
+type writtenBy struct {
+	SpecHash  string `json:"spec_hash"`
+	Version   string `json:"sluice_version,omitempty"`
+	GitCommit string `json:"git_commit,omitempty"`
+	GitDirty  bool   `json:"git_dirty,omitempty"`
+}
+
+// String says which spec wrote a commit.
+func (w *writtenBy) String() string {
+	s := "spec " + w.SpecHash
+	if w.GitCommit != "" {
+		c := w.GitCommit
+		if len(c) > 12 {
+			c = c[:12]
+		}
+		s += ", git " + c
+		if w.GitDirty {
+			s += " with uncommitted changes"
+		}
+	}
+	if w.Version != "" {
+		s += ", sluice " + w.Version
+	}
+	return s
 }
 
 // partitionStatus is one source partition of a sink. End and Lag are null when the source
@@ -49,6 +78,7 @@ type partitionStatus struct {
 type pipelineStatus struct {
 	Pipeline string       `json:"pipeline"`
 	File     string       `json:"file"`
+	SpecHash string       `json:"spec_hash"` // of the file as given, to compare with the sinks' written_by
 	Sinks    []sinkStatus `json:"sinks"`
 }
 
@@ -100,7 +130,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 // readStatus reads every sink's checkpoint and the ends of the sources upstream of it.
 func readStatus(ctx context.Context, p *runner.Plan) pipelineStatus {
 	now := time.Now()
-	st := pipelineStatus{Pipeline: p.Options.Name, File: p.File, Sinks: []sinkStatus{}}
+	st := pipelineStatus{Pipeline: p.Options.Name, File: p.File, SpecHash: p.SpecHash, Sinks: []sinkStatus{}}
 	type listed struct {
 		ends schemas.Offsets
 		err  error
@@ -145,6 +175,9 @@ func readStatus(ctx context.Context, p *runner.Plan) pipelineStatus {
 		var next schemas.Offsets
 		if cp != nil {
 			ss.Committed, ss.Epoch, next = true, cp.Epoch, cp.Next
+			if l := cp.Lineage; l != nil {
+				ss.WrittenBy = &writtenBy{SpecHash: l.SpecHash, Version: l.Version, GitCommit: l.GitCommit, GitDirty: l.GitDirty}
+			}
 			if !at.IsZero() {
 				since := now.Sub(at).Seconds()
 				ss.LastCommit, ss.SinceCommit = &at, &since
@@ -240,6 +273,14 @@ func printStatus(w io.Writer, st pipelineStatus) {
 		case !s.Committed:
 			fmt.Fprintf(w, "%s: nothing committed yet\n", s.Name)
 		}
+	}
+	for _, s := range st.Sinks {
+		if s.WrittenBy != nil {
+			fmt.Fprintf(w, "%s: last commit written by %s\n", s.Name, s.WrittenBy)
+		}
+	}
+	if st.SpecHash != "" {
+		fmt.Fprintf(w, "this file is spec %s\n", st.SpecHash)
 	}
 }
 

@@ -47,7 +47,7 @@ func (s *sink) recover(ctx context.Context, st *state) error {
 	}
 	done := func(how string) error {
 		slog.Info("BigQuery commit interrupted by a crash: "+how, "sink", s.what, "epoch", in.Epoch, "streams", len(in.Streams), "rows", in.Rows)
-		*st = state{Pipeline: st.Pipeline, Epoch: in.Epoch, Next: in.Next, State: in.State}
+		*st = state{Pipeline: st.Pipeline, Epoch: in.Epoch, Next: in.Next, State: in.State, Lineage: in.Lineage}
 		return s.file.save(st)
 	}
 	redo := func(how string) error {

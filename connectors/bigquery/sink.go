@@ -108,7 +108,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if st.Epoch == 0 && len(st.Next) == 0 {
 		return nil, nil
 	}
-	return &component.Checkpoint{Pipeline: info.Pipeline, Epoch: st.Epoch, Next: st.Next, State: st.State}, nil
+	return &component.Checkpoint{Pipeline: info.Pipeline, Epoch: st.Epoch, Next: st.Next, State: st.State, Lineage: st.Lineage}, nil
 }
 
 // extraWriteOptions are added to the Storage Write API client's options (tests: an
@@ -235,7 +235,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 		if err := testPause("finalized"); err != nil {
 			return err
 		}
-		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, Next: cp.Next, State: cp.State, At: time.Now().UTC()}
+		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, Next: cp.Next, State: cp.State, At: time.Now().UTC(), Lineage: cp.Lineage}
 		if err := s.file.save(&st); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
@@ -249,7 +249,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			return err
 		}
 	}
-	next := state{Pipeline: cp.Pipeline, Epoch: cp.Epoch, Next: cp.Next, State: cp.State}
+	next := state{Pipeline: cp.Pipeline, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage}
 	if err := s.file.save(&next); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -315,3 +315,6 @@ func (s *sink) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Identity is what the sink writes: its table.
+func (s *sink) Identity() []string { return []string{"bigquery table " + s.p.ref.String()} }

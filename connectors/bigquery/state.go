@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -23,17 +24,20 @@ type state struct {
 	Next     schemas.Offsets `json:"next"`
 	State    []byte          `json:"state,omitempty"`
 	Intent   *intent         `json:"intent,omitempty"`
+	// Lineage is the spec that wrote the checkpoint (component.Lineage).
+	Lineage *component.Lineage `json:"lineage,omitempty"`
 }
 
 // intent is a commit under way: the epoch, its finalized streams and the checkpoint the table
 // stands on once they are committed. The checkpoint before it is the state's own.
 type intent struct {
-	Epoch   uint64          `json:"epoch"`
-	Streams []string        `json:"streams"`
-	Rows    int64           `json:"rows"`
-	Next    schemas.Offsets `json:"next"`
-	State   []byte          `json:"state,omitempty"`
-	At      time.Time       `json:"at"`
+	Epoch   uint64             `json:"epoch"`
+	Streams []string           `json:"streams"`
+	Rows    int64              `json:"rows"`
+	Next    schemas.Offsets    `json:"next"`
+	State   []byte             `json:"state,omitempty"`
+	At      time.Time          `json:"at"`
+	Lineage *component.Lineage `json:"lineage,omitempty"`
 }
 
 // stateFile keeps a state in one file, replaced atomically and fsynced, so that a crash leaves

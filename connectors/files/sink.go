@@ -444,3 +444,6 @@ func (w *laneWriter) close() error {
 	w.f = nil
 	return err
 }
+
+// Identity is what the sink writes: its directory.
+func (s *sink) Identity() []string { return []string{"files " + s.dir} }

@@ -231,3 +231,6 @@ func (s *source) Close() error {
 	s.open = nil
 	return errors.Join(errs...)
 }
+
+// Identity is what the source's offsets belong to: the files it reads.
+func (s *source) Identity() []string { return []string{"files " + s.path} }

@@ -330,3 +330,6 @@ func (s *cdcSource) refresh(ctx context.Context) error {
 	s.tbl = tbl
 	return s.found(tbl)
 }
+
+// Identity is what the source's offsets belong to: the table whose changes it reads.
+func (s *cdcSource) Identity() []string { return []string{"iceberg changes " + s.source} }

@@ -23,6 +23,13 @@ const (
 	// keyComplete marks, with routing, the last table committed for an epoch: every routed
 	// table holds its rows of the epochs up to it.
 	keyComplete = "sluice.complete"
+	// The lineage of the commit (component.Lineage): which spec, sluice version and git
+	// commit of the pipeline file wrote it, and the spec's shape for upgrade checks.
+	keySpecHash  = "sluice.spec-hash"
+	keyVersion   = "sluice.version"
+	keyGitCommit = "sluice.git-commit"
+	keyGitDirty  = "sluice.git-dirty"
+	keyShape     = "sluice.shape"
 )
 
 // stored is one sluice commit found in a table's history.
@@ -34,6 +41,7 @@ type stored struct {
 	offsets    schemas.Offsets
 	state      []byte
 	complete   bool
+	lineage    *component.Lineage
 }
 
 // summaryProps returns the snapshot properties that record cp, with the merged offsets.
@@ -54,6 +62,11 @@ func summaryProps(cp component.Checkpoint, instance, commitID string, merged sch
 	}
 	if complete {
 		p[keyComplete] = "true"
+	}
+	if l := cp.Lineage; l != nil {
+		if err := putLineage(p, l); err != nil {
+			return nil, err
+		}
 	}
 	if len(cp.State) > 0 {
 		state, err := json.Marshal(cp.State) // base64 text
@@ -102,7 +115,40 @@ func parseStored(snap table.Snapshot) (stored, error) {
 			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyState, err)
 		}
 	}
+	st.lineage = getLineage(p)
 	return st, nil
+}
+
+// putLineage records l in a snapshot's properties.
+func putLineage(p iceberg.Properties, l *component.Lineage) error {
+	p[keySpecHash], p[keyVersion] = l.SpecHash, l.Version
+	if l.GitCommit != "" {
+		p[keyGitCommit], p[keyGitDirty] = l.GitCommit, strconv.FormatBool(l.GitDirty)
+	}
+	if l.Shape != nil {
+		shape, err := json.Marshal(l.Shape)
+		if err != nil {
+			return fmt.Errorf("encode the spec's shape: %w", err)
+		}
+		p[keyShape] = string(shape)
+	}
+	return nil
+}
+
+// getLineage reads the lineage of a snapshot's properties; nil when it has none (a commit of
+// an older sluice). A shape that does not decode is left out.
+func getLineage(p iceberg.Properties) *component.Lineage {
+	if p[keySpecHash] == "" {
+		return nil
+	}
+	l := &component.Lineage{SpecHash: p[keySpecHash], Version: p[keyVersion], GitCommit: p[keyGitCommit], GitDirty: p[keyGitDirty] == "true"}
+	if s := p[keyShape]; s != "" {
+		var shape component.SpecShape
+		if json.Unmarshal([]byte(s), &shape) == nil {
+			l.Shape = &shape
+		}
+	}
+	return l
 }
 
 // latest returns the newest commit of pipeline (whose offsets are the merged map of every
@@ -158,7 +204,7 @@ func checkpointOf(pipeline string, st *stored) *component.Checkpoint {
 	if st == nil {
 		return nil
 	}
-	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), State: st.state}
+	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), State: st.state, Lineage: st.lineage}
 }
 
 // moved returns the partitions of cp whose next offset differs from where they started.

@@ -409,3 +409,6 @@ func (s *sink) step(name string) error {
 	}
 	return s.hook(name)
 }
+
+// Identity is what the sink writes: its table (or routing pattern).
+func (s *sink) Identity() []string { return []string{"iceberg table " + s.cfg.Table} }

@@ -99,3 +99,6 @@ func (s *scanSource) Read(ctx context.Context) (*schemas.Batch, error) {
 	s.offsets.Set(s.source, s.scan.part, b.Pos[len(b.Pos)-1].Offset+1)
 	return b, nil
 }
+
+// Identity is what the source's offsets belong to: the table it scans.
+func (s *scanSource) Identity() []string { return []string{"iceberg scan " + s.source} }

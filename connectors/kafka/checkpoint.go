@@ -55,7 +55,7 @@ func (c sinkCheckpoints) merged(key string) *component.Checkpoint {
 		out.Next.Advance(cp.Next)
 	}
 	if own := c[key]; own != nil {
-		out.Epoch, out.State = own.Epoch, own.State
+		out.Epoch, out.State, out.Lineage = own.Epoch, own.State, own.Lineage
 	}
 	return out
 }

@@ -334,3 +334,6 @@ func (s *sink) closeClient(ctx context.Context) {
 	}
 	cl.Close()
 }
+
+// Identity is what the sink writes: its topic.
+func (s *sink) Identity() []string { return []string{"kafka topic " + s.topic} }

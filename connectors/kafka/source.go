@@ -489,3 +489,19 @@ func (s *source) Close() error {
 	}
 	return nil
 }
+
+// Identity is what the source's offsets belong to: its topics (or pattern) and its group.
+func (s *source) Identity() []string {
+	var id []string
+	if s.pattern != nil {
+		id = append(id, "kafka topic_pattern "+s.patternSrc)
+	} else {
+		for _, t := range s.topics {
+			id = append(id, "kafka topic "+t)
+		}
+	}
+	if s.set.group != "" {
+		id = append(id, "kafka group "+s.set.group)
+	}
+	return id
+}
