@@ -24,16 +24,24 @@ func CompareShapes(old, cur *component.SpecShape, state bool) []Change {
 	add := func(ok bool, format string, args ...any) {
 		out = append(out, Change{What: fmt.Sprintf(format, args...), Compatible: ok})
 	}
+	renamed := map[string]string{} // new name -> old name, for sinks renamed with the same identity
 	for _, sink := range slices.Sorted(maps.Keys(old.Sinks)) {
 		now, ok := cur.Sinks[sink]
+		curName := sink
 		if !ok {
-			add(true, "sink %s is gone", sink)
-			continue
+			curName = renamedSink(old, cur, sink)
+			if curName == "" {
+				add(true, "sink %s is gone", sink)
+				continue
+			}
+			renamed[curName] = sink
+			now = cur.Sinks[curName]
+			add(true, "sink %s is now named %s", sink, curName)
 		}
 		if lost, _ := facts(old.Sinks[sink], now); len(lost) > 0 {
 			add(false, "sink %s wrote %s and now writes %s: its checkpoints stay with what it wrote", sink, list(old.Sinks[sink]), list(now))
 		}
-		oldIn, curIn := sourceFacts(old, sink), sourceFacts(cur, sink)
+		oldIn, curIn := sourceFacts(old, sink), sourceFacts(cur, curName)
 		lost, gained := facts(oldIn, curIn)
 		if len(lost) > 0 {
 			add(false, "sink %s read %s and now reads %s: its checkpoint's offsets are for what it read", sink, list(oldIn), list(curIn))
@@ -42,8 +50,8 @@ func CompareShapes(old, cur *component.SpecShape, state bool) []Change {
 		}
 	}
 	for _, sink := range slices.Sorted(maps.Keys(cur.Sinks)) {
-		if _, ok := old.Sinks[sink]; !ok {
-			add(true, "sink %s is new: it starts where the other sinks are", sink)
+		if _, ok := old.Sinks[sink]; !ok && renamed[sink] == "" {
+			add(true, "sink %s is new: it starts where the sinks that read its sources are, or where those sources start", sink)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(old.Stateful)) {
@@ -67,8 +75,18 @@ func CompareShapes(old, cur *component.SpecShape, state bool) []Change {
 	return out
 }
 
-// sourceFacts is the identity facts of the sources feeding sink, each prefixed by the source's
-// type-independent position in the feed ("source facts").
+// renamedSink returns the sink of cur, absent from old, that writes what old's sink wrote (a
+// rename), or "".
+func renamedSink(old, cur *component.SpecShape, sink string) string {
+	for _, name := range slices.Sorted(maps.Keys(cur.Sinks)) {
+		if _, existed := old.Sinks[name]; !existed && slices.Equal(cur.Sinks[name], old.Sinks[sink]) {
+			return name
+		}
+	}
+	return ""
+}
+
+// sourceFacts is the identity facts of the sources feeding sink, pooled and sorted.
 func sourceFacts(sh *component.SpecShape, sink string) []string {
 	var out []string
 	for _, src := range sh.Feeds[sink] {

@@ -43,6 +43,15 @@ func TestCompareShapes(t *testing.T) {
 			compatible: "count changed (it held no state)"},
 		{name: "stateful removed with state", state: true, change: func(s *component.SpecShape) { delete(s.Stateful, "count") },
 			incompat: "count held window state and is gone"},
+		{name: "sink renamed and its topic replaced", change: func(s *component.SpecShape) {
+			s.Sinks = map[string][]string{"table": s.Sinks["out"]}
+			s.Feeds = map[string][]string{"table": {"in"}}
+			s.Sources["in"][0] = "kafka topic b"
+		}, incompat: "sink out read kafka group g, kafka topic a and now reads kafka group g, kafka topic b"},
+		{name: "sink renamed", change: func(s *component.SpecShape) {
+			s.Sinks = map[string][]string{"table": s.Sinks["out"]}
+			s.Feeds = map[string][]string{"table": {"in"}}
+		}, compatible: "sink out is now named table"},
 		{name: "stateful added", change: func(s *component.SpecShape) { s.Stateful["sum"] = []string{"config {}"} },
 			compatible: "sum is new"},
 	} {

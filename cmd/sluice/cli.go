@@ -35,6 +35,7 @@ func commands() []command {
 		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd},
 		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
+		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd},
 		{"version", "", "print the version", versionCmd},
