@@ -20,9 +20,10 @@ const maxRequestBytes = 9 << 20
 // exactly_once to the slot's pending stream of the lane's current segment (the rows since
 // the lane's last Flush), with at_least_once to the table's default stream.
 type laneWriter struct {
-	s    *sink
-	slot *slot
-	seg  int // how many times this lane has flushed: its rows go to segment seg
+	s       *sink
+	slot    *slot
+	seg     int // how many times this lane has flushed: its rows go to segment seg
+	rowSize int // encoded bytes per row of the previous batch, to size the next one's buffer
 }
 
 // slot is a write stream the lanes share when num_streams is below the number of lanes (one
@@ -79,7 +80,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 		return ferr
 	}
 	rows := make([]pendingRow, 0, len(b.Rows))
-	buf := make([]byte, 0, len(b.Rows)*256)
+	buf := make([]byte, 0, len(b.Rows)*max(w.rowSize, 64)*9/8) // growing it costs copies
 	for i, row := range b.Rows {
 		start := len(buf)
 		var err error
@@ -90,6 +91,9 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			continue
 		}
 		rows = append(rows, pendingRow{data: buf[start:len(buf):len(buf)], idx: i})
+	}
+	if len(rows) > 0 {
+		w.rowSize = len(buf)/len(rows) + 1
 	}
 	if err := w.slot.append(ctx, w.seg, rows, fail); err != nil {
 		return err
