@@ -91,12 +91,6 @@ func upstreamSources(n *Node) []string {
 	return out
 }
 
-// stateIdentity is the identity of a stateful transform: its config and the windowing in
-// effect, as canonical JSON. Its state can be restored only into the same.
-func stateIdentity(config, windowing *yaml.Node) []string {
-	return []string{"config " + canonical(config), "windowing " + canonical(windowing)}
-}
-
 // canonical is n as JSON with sorted keys ("null" for none).
 func canonical(n *yaml.Node) string {
 	if n == nil {

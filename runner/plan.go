@@ -3,6 +3,7 @@ package runner
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -174,14 +175,16 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 	}
 	for _, n := range p.Nodes {
 		f.build(n, p)
-		if _, ok := n.Impl.(component.Stateful); ok {
-			n.stateID = stateIdentity(n.spec.Config, f.windowingOf(n))
-		}
 	}
 	f.checkErrorOutputsConsumed(p.Nodes)
 	f.checkAsyncSinks(p.Nodes)
 	if len(diags) > 0 {
 		return nil, diags.Err()
+	}
+	for _, n := range p.Nodes {
+		if _, ok := n.Impl.(component.Stateful); ok {
+			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
+		}
 	}
 	if p.Trigger == 0 {
 		p.Trigger = time.Duration(p.Options.CheckpointInterval)
@@ -366,6 +369,21 @@ func (f *file) checkAsyncSinks(nodes []*Node) {
 				Detail = "asynchronous progress suits sinks that deliver as they write (WriteToKafka); remove async_progress_tracking, and lower the sink's triggering frequency or checkpoint_interval for fresher data instead"
 		}
 	}
+}
+
+// windowID is the windowing in effect for n as canonical JSON of its meaning, so that
+// "size: 60s" and "size: 1m" are the same windowing.
+func (f *file) windowID(n *Node) string {
+	w := f.windowingOf(n)
+	if w == nil {
+		return `{"type":"global"}`
+	}
+	if spec := window.Decode(f.dec, w); spec != nil {
+		if b, err := json.Marshal(spec); err == nil {
+			return string(b)
+		}
+	}
+	return canonical(w)
 }
 
 // windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's

@@ -84,7 +84,7 @@ func TestShapeOf(t *testing.T) {
       config:
         elements: [{k: a, v: 1}]
     - type: GroupByKey
-      windowing: {type: fixed, size: 60s}
+      windowing: {type: fixed, size: 1m}
       config: {key: k, values: v}
     - type: WriteToJson
       config:
@@ -100,7 +100,7 @@ func TestShapeOf(t *testing.T) {
 	if got := sh.Feeds["WriteToJson"]; len(got) != 1 || got[0] != "Create" {
 		t.Errorf("feeds %q", got)
 	}
-	if got := sh.Stateful["GroupByKey"]; len(got) != 2 || !strings.Contains(got[0], `"key":"k"`) || !strings.Contains(got[1], `"size":"60s"`) {
-		t.Errorf("stateful identity %q", got)
+	if got := sh.Stateful["GroupByKey"]; len(got) != 2 || !strings.Contains(got[0], `"key":"k"`) || !strings.Contains(got[1], `"Size":60000000000`) {
+		t.Errorf("stateful identity %q, want the key and a window of 1m as 60 s", got)
 	}
 }
