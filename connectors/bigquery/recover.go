@@ -2,6 +2,7 @@ package bigquery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -47,7 +48,7 @@ func (s *sink) recover(ctx context.Context, st *state) error {
 	}
 	done := func(how string) error {
 		slog.Info("BigQuery commit interrupted by a crash: "+how, "sink", s.what, "epoch", in.Epoch, "streams", len(in.Streams), "rows", in.Rows)
-		*st = state{Pipeline: st.Pipeline, Epoch: in.Epoch, Next: in.Next, State: in.State, Lineage: in.Lineage}
+		*st = state{Pipeline: st.Pipeline, Table: st.Table, Epoch: in.Epoch, Next: in.Next, State: in.State, Lineage: in.Lineage}
 		return s.file.save(st)
 	}
 	redo := func(how string) error {
@@ -59,10 +60,16 @@ func (s *sink) recover(ctx context.Context, st *state) error {
 	case committed:
 		return done("it had committed")
 	case len(missing) == 0:
-		if err := s.batchCommit(ctx, in.Streams); err != nil {
+		err := s.batchCommit(ctx, in.Streams)
+		var refused *commitRefused
+		if err == nil {
+			return done("its streams are committed now")
+		}
+		if !errors.As(err, &refused) || !refused.gone() {
 			return err
 		}
-		return done("its streams are committed now")
+		// Known but no longer committable (garbage-collected): as good as missing.
+		missing = in.Streams
 	}
 	switch os.Getenv(IntentEnv) {
 	case "assume-committed":

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"cloud.google.com/go/bigquery/storage/managedwriter"
+
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
@@ -178,5 +180,51 @@ func TestRecoverOldLostStreams(t *testing.T) {
 	}
 	if cp == nil || cp.Epoch != 2 {
 		t.Fatalf("assume-committed: checkpoint %+v, want epoch 2", cp)
+	}
+}
+
+// An intent whose streams BigQuery knows but refuses to commit (INVALID_STREAM_STATE: "not
+// finalized or garbaged") is as good as lost: a young one is read again rather than retried
+// at every start.
+func TestRecoverUncommittableStreams(t *testing.T) {
+	f, reopen := interrupted(t, "intent-saved")
+	file := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "")
+	st, err := file.load()
+	if err != nil || st == nil || st.Intent == nil {
+		t.Fatalf("no intent saved: %+v %v", st, err)
+	}
+	ctx := context.Background()
+	mw, err := managedwriter.NewClient(ctx, testProject, f.srv.WriteClientOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.Close()
+	ms, err := mw.NewManagedStream(ctx, managedwriter.WithType(managedwriter.PendingStream),
+		managedwriter.WithDestinationTable(tableRef{testProject, "ds", "t"}.parent()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Close()
+	st.Intent.Streams = []string{ms.StreamName()} // known, never finalized
+	if err := file.save(st); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := reopen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState(t, f, cp, 1, 10)
+}
+
+// A sink whose state was written for another table refuses to start, rather than settle that
+// table's commit against this one.
+func TestStateOfAnotherTable(t *testing.T) {
+	ctx := context.Background()
+	f, _ := interrupted(t, "intent-saved")
+	s := f.build(connectortest.Schema, "other")
+	defer s.Close(ctx)
+	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce})
+	if err == nil || !strings.Contains(err.Error(), "was written for table sluice-test.ds.t, and it now writes sluice-test.ds.other") {
+		t.Fatalf("want a refusal naming both tables, got %v", err)
 	}
 }

@@ -64,7 +64,9 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}
-	table, err := s.ensureTable(ctx)
+	tctx, cancel := context.WithTimeout(ctx, tableTimeout)
+	table, err := s.ensureTable(tctx)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +92,12 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 		}
 		st = &state{Pipeline: info.Pipeline}
 	}
+	if st.Table != "" && st.Table != s.p.ref.String() {
+		return nil, fmt.Errorf("%s: its state %s was written for table %s, and it now writes %s: the checkpoint there is not this table's. "+
+			"Give the pipeline another options.name or the sink another checkpoint_dir to start afresh, or write to %s again",
+			s.what, s.file.path, st.Table, s.p.ref, st.Table)
+	}
+	st.Table = s.p.ref.String()
 	if st.Intent != nil {
 		if err := s.recover(ctx, st); err != nil {
 			return nil, err
@@ -180,6 +188,11 @@ func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error)
 	return md, nil
 }
 
+// tableTimeout bounds reading (and creating) the table at Open: the client retries server
+// errors until its context ends, so without it a failing service would hold the start
+// silently.
+const tableTimeout = 2 * time.Minute
+
 // stateDir is checkpoint_dir, by default .sluice/bigquery.
 func (s *sink) stateDir() string {
 	if s.p.cfg.CheckpointDir == "" {
@@ -249,7 +262,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			return err
 		}
 	}
-	next := state{Pipeline: cp.Pipeline, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage}
+	next := state{Pipeline: cp.Pipeline, Table: st.Table, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage}
 	if err := s.file.save(&next); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -284,15 +297,14 @@ func (s *sink) batchCommit(ctx context.Context, streams []string) error {
 			return fmt.Errorf("%s: commit %d streams to %s: %w", s.what, len(streams), s.p.ref, err)
 		}
 		// The call succeeds with StreamErrors when nothing was committed.
-		var problems []string
+		refused := &commitRefused{}
 		for _, se := range resp.GetStreamErrors() {
-			if se.GetCode() == storagepb.StorageError_STREAM_ALREADY_COMMITTED {
-				continue
+			if se.GetCode() != storagepb.StorageError_STREAM_ALREADY_COMMITTED {
+				refused.errs = append(refused.errs, se)
 			}
-			problems = append(problems, fmt.Sprintf("%s: %s %s", se.GetEntity(), se.GetCode(), se.GetErrorMessage()))
 		}
-		if len(problems) > 0 {
-			return fmt.Errorf("%s: BigQuery committed none of the epoch's %d streams to %s:\n%s", s.what, len(streams), s.p.ref, strings.Join(problems, "\n"))
+		if len(refused.errs) > 0 {
+			return fmt.Errorf("%s: BigQuery committed none of the epoch's %d streams to %s: %w", s.what, len(streams), s.p.ref, refused)
 		}
 		if resp.GetCommitTime() == nil && len(resp.GetStreamErrors()) == 0 {
 			return fmt.Errorf("%s: BigQuery answered the commit of %d streams to %s without a commit time", s.what, len(streams), s.p.ref)
@@ -300,6 +312,30 @@ func (s *sink) batchCommit(ctx context.Context, streams []string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: commit %d streams to %s: %w", s.what, len(streams), s.p.ref, lastErr)
+}
+
+// commitRefused is a BatchCommitWriteStreams that answered with stream errors: nothing was
+// committed.
+type commitRefused struct{ errs []*storagepb.StorageError }
+
+func (e *commitRefused) Error() string {
+	lines := make([]string, len(e.errs))
+	for i, se := range e.errs {
+		lines[i] = fmt.Sprintf("%s: %s %s", se.GetEntity(), se.GetCode(), se.GetErrorMessage())
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gone reports whether every refused stream is one BigQuery no longer has in a committable
+// state: unknown, or "not finalized or garbaged" (INVALID_STREAM_STATE for a stream that was
+// finalized before its intent was saved).
+func (e *commitRefused) gone() bool {
+	for _, se := range e.errs {
+		if c := se.GetCode(); c != storagepb.StorageError_INVALID_STREAM_STATE && c != storagepb.StorageError_STREAM_NOT_FOUND {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *sink) Close(ctx context.Context) error {

@@ -20,6 +20,7 @@ import (
 // commit happened (recover.go).
 type state struct {
 	Pipeline string          `json:"pipeline"`
+	Table    string          `json:"table,omitempty"` // project.dataset.table
 	Epoch    uint64          `json:"epoch"`
 	Next     schemas.Offsets `json:"next"`
 	State    []byte          `json:"state,omitempty"`
