@@ -100,6 +100,24 @@ func createTopic(ctx context.Context, addr, topic string, partitions int32) erro
 	return nil
 }
 
+// deleteTopics deletes topics once a run is measured: the broker keeps every record in
+// memory, and the outputs of a full run (latency runs above all) would otherwise fill it.
+func deleteTopics(ctx context.Context, addr string, topics ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	defer cl.Close()
+	res, err := kadm.NewClient(cl).DeleteTopics(ctx, topics...)
+	if err == nil {
+		err = res.Error()
+	}
+	if err != nil {
+		return fmt.Errorf("deleting topics %v: %w", topics, err)
+	}
+	return nil
+}
+
 // load produces records 0..n-1 into topic and returns their total size in bytes.
 func load(ctx context.Context, addr, topic string, n int) (int64, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(5*time.Millisecond), kgo.MaxBufferedRecords(20_000))

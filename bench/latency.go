@@ -100,6 +100,11 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 			return res, err
 		}
 	}
+	defer func() {
+		if err := deleteTopics(context.WithoutCancel(ctx), e.addr, in, out); err != nil {
+			progress("%v", err)
+		}
+	}()
 	dir := filepath.Join(e.dir, "latency-"+id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("%w", err)

@@ -199,6 +199,9 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement
 		if err != nil {
 			return m, err
 		}
+		if err := deleteTopics(ctx, e.addr, out); err != nil {
+			return m, err
+		}
 		m.Rows = c.records
 		m.Check = c.check(e.records, s.delivery == "exactly_once")
 	case "bigquery": // the server keeps counts, not rows: the crash tests check the ids
