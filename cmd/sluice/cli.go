@@ -37,6 +37,7 @@ func commands() []command {
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
 		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd},
 		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
+		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd},
 		{"version", "", "print the version", versionCmd},
 	}
