@@ -89,3 +89,20 @@ func checkDelivery(t *testing.T, delivery string, want []int64, seen map[int64]i
 	}
 	return dups
 }
+
+// checkAllIDs checks that seen holds the ids 0..records-1 as delivery promises (checkDelivery)
+// and no other id; it returns the duplicates.
+func checkAllIDs(t *testing.T, delivery string, records int, seen map[int64]int) int {
+	t.Helper()
+	want := make([]int64, records)
+	for i := range want {
+		want[i] = int64(i)
+	}
+	dups := checkDelivery(t, delivery, want, seen)
+	for id := range seen {
+		if id < 0 || id >= int64(records) {
+			t.Fatalf("the sink holds id %d, which was never produced", id)
+		}
+	}
+	return dups
+}

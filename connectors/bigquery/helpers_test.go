@@ -1,13 +1,10 @@
 package bigquery
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"cloud.google.com/go/bigquery"
 
 	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/internal/bqfake"
@@ -31,13 +28,7 @@ func newFakeBQ(t *testing.T) *fakeBQ {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	ctx := context.Background()
-	cl, err := bigquery.NewClient(ctx, testProject, srv.BigQueryClientOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if err := cl.Dataset("ds").Create(ctx, nil); err != nil {
+	if err := srv.CreateDataset(testProject, "ds"); err != nil {
 		t.Fatalf("create dataset: %v", err)
 	}
 	return &fakeBQ{t: t, srv: srv, dir: t.TempDir()}
