@@ -107,25 +107,32 @@ func (s *Server) insertDataset(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, d.meta)
 }
 
-func (s *Server) getDataset(w http.ResponseWriter, r *http.Request) {
+// pathDatasetLocked returns the dataset the request's path names, with its project and
+// name, or writes a 404 and returns nil. s.mu must be held.
+func (s *Server) pathDatasetLocked(w http.ResponseWriter, r *http.Request) (*dataset, string, string) {
 	project, ds := r.PathValue("project"), r.PathValue("dataset")
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	d := s.datasets[project+"/"+ds]
 	if d == nil {
 		writeErr(w, notFound(fmt.Sprintf("Dataset %s:%s", project, ds)))
+	}
+	return d, project, ds
+}
+
+func (s *Server) getDataset(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, _, _ := s.pathDatasetLocked(w, r)
+	if d == nil {
 		return
 	}
 	writeJSON(w, 200, d.meta)
 }
 
 func (s *Server) deleteDataset(w http.ResponseWriter, r *http.Request) {
-	project, ds := r.PathValue("project"), r.PathValue("dataset")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := s.datasets[project+"/"+ds]
+	d, project, ds := s.pathDatasetLocked(w, r)
 	if d == nil {
-		writeErr(w, notFound(fmt.Sprintf("Dataset %s:%s", project, ds)))
 		return
 	}
 	if len(d.tables) > 0 && r.URL.Query().Get("deleteContents") != "true" {
@@ -209,12 +216,10 @@ func (s *Server) dropTableLocked(t *table) {
 }
 
 func (s *Server) listTables(w http.ResponseWriter, r *http.Request) {
-	project, ds := r.PathValue("project"), r.PathValue("dataset")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := s.datasets[project+"/"+ds]
+	d, _, _ := s.pathDatasetLocked(w, r)
 	if d == nil {
-		writeErr(w, notFound(fmt.Sprintf("Dataset %s:%s", project, ds)))
 		return
 	}
 	var list []*bq.TableListTables
