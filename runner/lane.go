@@ -111,11 +111,12 @@ func (r *run) laneEmitters(ctx context.Context, l int) map[*Node]component.Emit 
 				errTags[o.Tag] = true
 			}
 		}
+		sink := r.bySink[n]
 		emit[n] = func(tag string, b *schemas.Batch) error {
 			if errTags[tag] {
 				r.errorRows.Add(int64(len(b.Rows)))
-				if k := r.bySink[n]; k != nil {
-					k.rows.Add(-int64(len(b.Rows))) // a sink's refused rows were counted as written
+				if sink != nil {
+					sink.rows.Add(-int64(len(b.Rows))) // a sink's refused rows were counted as written
 				}
 			}
 			for _, t := range cons[tag] {

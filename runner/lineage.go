@@ -49,7 +49,10 @@ func ShapeOf(p *Plan) *component.SpecShape {
 			sh.Sources[n.Name] = identityOf(n)
 		case n.Spec != nil && n.Spec.Kind == component.KindSink:
 			sh.Sinks[n.Name] = identityOf(n)
-			sh.Feeds[n.Name] = upstreamSources(n)
+			for _, src := range n.UpstreamSources() {
+				sh.Feeds[n.Name] = append(sh.Feeds[n.Name], src.Name)
+			}
+			slices.Sort(sh.Feeds[n.Name])
 		}
 		if len(n.stateID) > 0 {
 			if sh.Stateful == nil {
@@ -69,25 +72,24 @@ func identityOf(n *Node) []string {
 	return []string{"type " + n.Type}
 }
 
-// upstreamSources returns the names of the sources n reads from, directly or not, sorted.
-func upstreamSources(n *Node) []string {
+// UpstreamSources returns the sources n reads from, directly or through transforms.
+func (n *Node) UpstreamSources() []*Node {
 	seen := map[*Node]bool{}
-	var out []string
+	var out []*Node
 	var walk func(*Node)
 	walk = func(m *Node) {
 		if seen[m] {
 			return
 		}
 		seen[m] = true
-		if m.Spec != nil && m.Spec.Kind == component.KindSource {
-			out = append(out, m.Name)
+		if _, ok := m.Impl.(component.Source); ok {
+			out = append(out, m)
 		}
 		for _, e := range m.Inputs {
 			walk(e.From)
 		}
 	}
 	walk(n)
-	slices.Sort(out)
 	return out
 }
 

@@ -148,7 +148,6 @@ func (r *run) checkUpgrade() error {
 	if len(problems) == 0 {
 		return nil
 	}
-	problems = slices.Compact(problems)
 	if !r.cfg.AllowResetState {
 		return fmt.Errorf("the pipeline cannot resume from its checkpoints: the spec changed incompatibly since they were written:\n  %s\n"+
 			"Either run the old spec to the end of its input first (sluice run OLD.yaml --stop-at-end), give the new spec another options.name "+

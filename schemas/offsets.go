@@ -41,6 +41,18 @@ func (o Offsets) Covers(p Position) bool {
 	return ok && p.Offset < next
 }
 
+// Includes reports whether o holds every partition of other at or beyond other's offset.
+func (o Offsets) Includes(other Offsets) bool {
+	for src, parts := range other {
+		for p, next := range parts {
+			if have, ok := o.Get(src, p); !ok || have < next {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // Clone returns a deep copy.
 func (o Offsets) Clone() Offsets {
 	c := make(Offsets, len(o))

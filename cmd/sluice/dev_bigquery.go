@@ -10,8 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"cloud.google.com/go/bigquery"
-
 	"github.com/sluicehq/sluice/internal/bqfake"
 )
 
@@ -59,7 +57,7 @@ func devBigQuery(args []string, stdout, stderr io.Writer) int {
 	}
 	defer srv.Close()
 	for _, d := range datasets {
-		if err := createDataset(ctx, srv, d[0], d[1]); err != nil {
+		if err := srv.CreateDataset(d[0], d[1]); err != nil {
 			fmt.Fprintf(stderr, "sluice dev bigquery: %v\n", err)
 			return exitRuntime
 		}
@@ -74,17 +72,4 @@ func devBigQuery(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopped")
 	return exitOK
-}
-
-// createDataset creates a dataset through the server's REST API, as a user's client would.
-func createDataset(ctx context.Context, srv *bqfake.Server, project, name string) error {
-	cl, err := bigquery.NewClient(ctx, project, srv.BigQueryClientOptions()...)
-	if err != nil {
-		return fmt.Errorf("create dataset %s:%s: %w", project, name, err)
-	}
-	defer cl.Close()
-	if err := cl.Dataset(name).Create(ctx, nil); err != nil {
-		return fmt.Errorf("create dataset %s:%s: %w", project, name, err)
-	}
-	return nil
 }

@@ -155,7 +155,7 @@ func readStatus(ctx context.Context, p *runner.Plan) pipelineStatus {
 		ss := sinkStatus{Name: n.Name, Type: n.Type, Partitions: []partitionStatus{}}
 		end := schemas.Offsets{}
 		var errs []error
-		for _, src := range upstreamSources(n) {
+		for _, src := range n.UpstreamSources() {
 			l := endsOf(src)
 			end.Advance(l.ends)
 			if l.err != nil {
@@ -218,27 +218,6 @@ func partitionsOf(committed, end schemas.Offsets) ([]partitionStatus, *int64) {
 		}
 	}
 	return out, total
-}
-
-// upstreamSources returns the sources that n reads from, directly or through transforms.
-func upstreamSources(n *runner.Node) []*runner.Node {
-	seen := map[*runner.Node]bool{}
-	var out []*runner.Node
-	var walk func(*runner.Node)
-	walk = func(m *runner.Node) {
-		if seen[m] {
-			return
-		}
-		seen[m] = true
-		if _, ok := m.Impl.(component.Source); ok {
-			out = append(out, m)
-		}
-		for _, in := range m.Inputs {
-			walk(in.From)
-		}
-	}
-	walk(n)
-	return out
 }
 
 // printStatus prints the status as a table: one line per sink and source partition.

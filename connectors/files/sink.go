@@ -247,7 +247,7 @@ func (s *sink) committed(final string, cp component.Checkpoint) (bool, error) {
 		return false, nil
 	case err != nil:
 		return false, err
-	case existing.Pipeline == cp.Pipeline && covers(existing.Next, cp.Next):
+	case existing.Pipeline == cp.Pipeline && existing.Next.Includes(cp.Next):
 		return true, nil
 	}
 	return false, fmt.Errorf("%s %s: epoch %d is already committed with other offsets; epochs must be numbered after the restored checkpoint's", s.what, s.dir, cp.Epoch)
@@ -262,18 +262,6 @@ func (s *sink) committedUpTo(epoch uint64) {
 			delete(s.pending, e)
 		}
 	}
-}
-
-// covers reports whether have records every partition of want at or beyond want's offset.
-func covers(have, want schemas.Offsets) bool {
-	for src, parts := range want {
-		for p, next := range parts {
-			if h, ok := have.Get(src, p); !ok || h < next {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 func (s *sink) step(name string) error {

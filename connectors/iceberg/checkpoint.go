@@ -191,7 +191,7 @@ func committedEpoch(meta table.Metadata, cp component.Checkpoint, instance strin
 			return st.instance != instance // older epochs of this instance: stop
 		}
 		if st.epoch == cp.Epoch {
-			found = covers(st.offsets, moved(cp))
+			found = st.offsets.Includes(moved(cp))
 			return false
 		}
 		return true
@@ -218,18 +218,6 @@ func moved(cp component.Checkpoint) schemas.Offsets {
 		}
 	}
 	return out
-}
-
-// covers reports whether have records every partition of want at or beyond want's offset.
-func covers(have, want schemas.Offsets) bool {
-	for src, parts := range want {
-		for p, next := range parts {
-			if h, ok := have.Get(src, p); !ok || h < next {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // OffsetConflictError is the error of a commit whose partitions another copy of the pipeline

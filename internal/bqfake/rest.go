@@ -175,25 +175,32 @@ func (s *Server) insertTableREST(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, out)
 }
 
-func (s *Server) getTable(w http.ResponseWriter, r *http.Request) {
+// pathTableLocked returns the table the request's path names, or writes a 404 and returns
+// nil. s.mu must be held.
+func (s *Server) pathTableLocked(w http.ResponseWriter, r *http.Request) *table {
 	project, ds, id := r.PathValue("project"), r.PathValue("dataset"), r.PathValue("table")
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.tableLocked(project, ds, id)
 	if t == nil {
 		writeErr(w, notFound(fmt.Sprintf("Table %s:%s.%s", project, ds, id)))
+	}
+	return t
+}
+
+func (s *Server) getTable(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.pathTableLocked(w, r)
+	if t == nil {
 		return
 	}
 	writeJSON(w, 200, s.tableMetaLocked(t))
 }
 
 func (s *Server) deleteTable(w http.ResponseWriter, r *http.Request) {
-	project, ds, id := r.PathValue("project"), r.PathValue("dataset"), r.PathValue("table")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.tableLocked(project, ds, id)
+	t := s.pathTableLocked(w, r)
 	if t == nil {
-		writeErr(w, notFound(fmt.Sprintf("Table %s:%s.%s", project, ds, id)))
 		return
 	}
 	s.dropTableLocked(t)
