@@ -83,32 +83,51 @@ func checkpointRecord(key string, cp component.Checkpoint) (*kgo.Record, error) 
 	return &kgo.Record{Topic: CheckpointTopic, Key: []byte(key), Value: value}, nil
 }
 
-// readCheckpoints returns the last committed checkpoint of every copy of the sink base,
-// without those whose last record is a tombstone (which resets it). It reads every partition of the
-// checkpoint topic with read_committed from its start up to the high watermark it has when
-// the read begins, so it also waits for transactions open at that moment to end: with the
-// writer of key fenced first, the checkpoint it returns is the last one ever committed.
+// readCheckpoints returns the last committed checkpoint of every copy of the sink base
+// (readLatest).
 func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base string) (sinkCheckpoints, error) {
-	last, _, err := readCheckpointsAt(ctx, set, adm, base)
-	return last, err
+	stored, err := readLatest(ctx, set, adm, base)
+	if err != nil {
+		return nil, err
+	}
+	last := sinkCheckpoints{}
+	for key, v := range stored {
+		if last[key], err = decodeCheckpoint(key, v.Value); err != nil {
+			return nil, err
+		}
+	}
+	return last, nil
 }
 
-// readCheckpointsAt is readCheckpoints with the time each checkpoint was committed (its
-// record's timestamp).
-func readCheckpointsAt(ctx context.Context, set *settings, adm *kadm.Client, base string) (sinkCheckpoints, map[string]time.Time, error) {
+// decodeCheckpoint decodes the checkpoint of key.
+func decodeCheckpoint(key string, value []byte) (*component.Checkpoint, error) {
+	cp := new(component.Checkpoint)
+	if err := json.Unmarshal(value, cp); err != nil {
+		return nil, fmt.Errorf("the checkpoint of %s in %s is not a sluice checkpoint: %w", key, CheckpointTopic, err)
+	}
+	return cp, nil
+}
+
+// readLatest returns the last value of every key of the checkpoint topic that names the sink
+// base or one of its copies, without those whose last record is a tombstone, and when each
+// was written. It reads every partition with read_committed from its start up to the high
+// watermark it has when the read begins, so it also waits for transactions open at that
+// moment to end: with the writer of a key fenced first, the value it returns for that key is
+// the last one ever committed.
+func readLatest(ctx context.Context, set *settings, adm *kadm.Client, base string) (map[string]component.Stored, error) {
 	starts, err := adm.ListStartOffsets(ctx, CheckpointTopic)
 	if err == nil {
 		err = starts.Error()
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
 	}
 	ends, err := adm.ListEndOffsets(ctx, CheckpointTopic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
 	}
 	pending := map[int32]int64{} // partition -> high watermark, until read up to it
 	assign := map[int32]kgo.Offset{}
@@ -119,26 +138,25 @@ func readCheckpointsAt(ctx context.Context, set *settings, adm *kadm.Client, bas
 			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
 		}
 	})
-	last, times := sinkCheckpoints{}, map[string]time.Time{}
+	last := map[string]component.Stored{}
 	if len(pending) == 0 {
-		return last, times, nil
+		return last, nil
 	}
 	cl, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{CheckpointTopic: assign}))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
 	defer cancel()
-	var decodeErr error
 	for len(pending) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
+			return nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
 		}
 		for _, e := range fs.Errors() {
-			return nil, nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
+			return nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			hwm, ok := pending[r.Partition]
@@ -155,19 +173,10 @@ func readCheckpointsAt(ctx context.Context, set *settings, adm *kadm.Client, bas
 			}
 			if r.Value == nil {
 				delete(last, key)
-				delete(times, key)
 				return
 			}
-			cp := new(component.Checkpoint)
-			if err := json.Unmarshal(r.Value, cp); err != nil {
-				decodeErr = fmt.Errorf("the record at offset %d of %s partition %d is not a sluice checkpoint: %w", r.Offset, CheckpointTopic, r.Partition, err)
-				return
-			}
-			last[key], times[key] = cp, r.Timestamp
+			last[key] = component.Stored{Value: r.Value, At: r.Timestamp}
 		})
-		if decodeErr != nil {
-			return nil, nil, decodeErr
-		}
 	}
-	return last, times, nil
+	return last, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -12,16 +13,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ErrFencedCopy is returned when the consumer group refuses an epoch's transaction because
-// this copy of the pipeline no longer owns the partitions it read (its session expired and
-// another copy took them over): the transaction is aborted and nothing of it is visible.
-var ErrFencedCopy = errors.New("this copy of the pipeline lost its partitions to another member of the consumer group; its epoch was aborted")
+// groupFencer commits consumer-group offsets inside the open transaction of one transactional
+// producer, with the copy's generation (KIP-447, as GroupTransactSession does for one client).
+// A copy that lost its partitions without knowing it has a stale generation: the group
+// coordinator refuses, and the transaction must be aborted. WriteToKafka's epochs and the
+// checkpoint store's saves (store.go) commit through one.
+type groupFencer struct {
+	txnID string
 
-// commitToGroups commits, inside the open transaction, the offsets of every grouped source
-// to its consumer group, with this copy's generation (KIP-447, as GroupTransactSession does
-// for one client). A copy that lost its partitions without knowing it has a stale generation:
-// the group coordinator refuses, and the transaction must be aborted.
-func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []component.GroupFence) error {
+	mu  sync.Mutex
+	ids map[string][16]byte // topic -> id, looked up once
+}
+
+// commit commits the offsets of fences to their groups in cl's open transaction; it fails with
+// component.ErrFencedCopy when a group refuses this copy's generation.
+func (g *groupFencer) commit(ctx context.Context, cl *kgo.Client, fences []component.GroupFence) error {
 	if len(fences) == 0 {
 		return nil
 	}
@@ -29,14 +35,12 @@ func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []comp
 	if err != nil {
 		return fmt.Errorf("the transactional producer's id: %w", err)
 	}
-	s.mu.Lock()
-	txnID := s.txnID
-	s.mu.Unlock()
+	txnID := g.txnID
 	for _, f := range fences {
 		if f.MemberID == "" || f.Generation < 0 {
 			// The client dropped its membership: it learned that its session ended. A
 			// commit without a generation would pass as an administrator's; refuse it.
-			return fmt.Errorf("%w (group %q: no longer a member)", ErrFencedCopy, f.Group)
+			return fmt.Errorf("%w (group %q: no longer a member)", component.ErrFencedCopy, f.Group)
 		}
 		add := kmsg.NewPtrAddOffsetsToTxnRequest()
 		add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = txnID, id, epoch, f.Group
@@ -47,7 +51,7 @@ func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []comp
 		if err != nil {
 			return fmt.Errorf("adding the offsets of group %q to the transaction: %w", f.Group, err)
 		}
-		ids, err := s.topicIDs(ctx, cl, f)
+		ids, err := g.topicIDs(ctx, cl, f)
 		if err != nil {
 			return err
 		}
@@ -78,7 +82,7 @@ func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []comp
 				switch {
 				case err == nil:
 				case errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID), errors.Is(err, kerr.StaleMemberEpoch):
-					return fmt.Errorf("%w (group %q, generation %d: %v)", ErrFencedCopy, f.Group, f.Generation, err)
+					return fmt.Errorf("%w (group %q, generation %d: %v)", component.ErrFencedCopy, f.Group, f.Generation, err)
 				default:
 					return fmt.Errorf("committing offsets to group %q in the transaction, topic %s partition %d: %w", f.Group, t.Topic, p.Partition, err)
 				}
@@ -89,18 +93,18 @@ func (s *sink) commitToGroups(ctx context.Context, cl *kgo.Client, fences []comp
 }
 
 // topicIDs returns the ids of the topics of f, which TxnOffsetCommit v6+ names them by. They
-// are looked up once per sink: a topic recreated meanwhile has another id, and the commit
+// are looked up once per fencer: a topic recreated meanwhile has another id, and the commit
 // then fails rather than commit offsets of the old topic to the new one.
-func (s *sink) topicIDs(ctx context.Context, cl *kgo.Client, f component.GroupFence) (map[string][16]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ids == nil {
-		s.ids = map[string][16]byte{}
+func (g *groupFencer) topicIDs(ctx context.Context, cl *kgo.Client, f component.GroupFence) (map[string][16]byte, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ids == nil {
+		g.ids = map[string][16]byte{}
 	}
 	var missing []string
 	for src := range f.Offsets {
 		if topic, ok := topicOf(src); ok {
-			if _, known := s.ids[topic]; !known {
+			if _, known := g.ids[topic]; !known {
 				missing = append(missing, topic)
 			}
 		}
@@ -114,10 +118,10 @@ func (s *sink) topicIDs(ctx context.Context, cl *kgo.Client, f component.GroupFe
 			return nil, fmt.Errorf("looking up the ids of topics %v: %w", missing, err)
 		}
 		for _, d := range details {
-			s.ids[d.Topic] = d.ID
+			g.ids[d.Topic] = d.ID
 		}
 	}
-	return s.ids, nil
+	return g.ids, nil
 }
 
 // topicOf returns the topic of a Kafka source's Position.Source.

@@ -19,19 +19,9 @@ func TestGroupFence(t *testing.T) {
 	h := newHarness(t, component.ExactlyOnce)
 	in := newTopic(t, 1)
 	group := "fence-" + in
-	member := testClient(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(in), kgo.SessionTimeout(6*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id, gen := "", int32(-1)
-	for id == "" || gen < 0 { // joined once the client knows its generation
-		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		member.PollFetches(pctx)
-		pcancel()
-		if ctx.Err() != nil {
-			t.Fatal("the member did not join its group")
-		}
-		id, gen = member.GroupMetadata()
-	}
+	id, gen := joinGroup(ctx, t, group, in)
 	fence := func(gen int32, id string, next int64) []component.GroupFence {
 		return []component.GroupFence{{Group: group, MemberID: id, Generation: gen,
 			Offsets: schemas.Offsets{sourcePrefix + in: {0: next}}}}
@@ -64,10 +54,28 @@ func TestGroupFence(t *testing.T) {
 		h.flush(s, 2)
 		cp := h.checkpoint(2, 8)
 		cp.Fences = fence(stale.gen, stale.id, 8)
-		if err := s.Commit(ctx, cp); !errors.Is(err, ErrFencedCopy) {
+		if err := s.Commit(ctx, cp); !errors.Is(err, component.ErrFencedCopy) {
 			t.Errorf("%s: commit returned %v, want the copy fenced", stale.name, err)
 		}
 		h.checkVisible(true, 5)
 		s.Close(ctx)
 	}
+}
+
+// joinGroup makes a member of group that consumes topic and returns its member id and
+// generation once it joined.
+func joinGroup(ctx context.Context, t *testing.T, group, topic string) (string, int32) {
+	t.Helper()
+	member := testClient(t, kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.SessionTimeout(6*time.Second))
+	id, gen := "", int32(-1)
+	for id == "" || gen < 0 { // joined once the client knows its generation
+		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		member.PollFetches(pctx)
+		pcancel()
+		if ctx.Err() != nil {
+			t.Fatal("the member did not join its group")
+		}
+		id, gen = member.GroupMetadata()
+	}
+	return id, gen
 }

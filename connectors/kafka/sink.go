@@ -39,8 +39,7 @@ type sink struct {
 	exactly  bool
 	pipeline string
 	key      string
-	txnID    string              // with exactly_once
-	ids      map[string][16]byte // topic ids of grouped sources' topics (fence.go)
+	fencer   *groupFencer // with exactly_once: commits grouped sources' offsets (fence.go)
 	writers  map[int]*laneWriter
 	failed   error  // set when the sink cannot go on (a failed transaction)
 	header   []byte // heads every value: the Confluent wire format's, or none
@@ -117,7 +116,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.txnMu.Unlock()
 	s.mu.Lock()
-	s.cl, s.exactly, s.pipeline, s.key, s.txnID = cl, exactly, info.Pipeline, key, txnID
+	s.cl, s.exactly, s.pipeline, s.key, s.fencer = cl, exactly, info.Pipeline, key, &groupFencer{txnID: txnID}
 	s.writers, s.failed, s.header = map[int]*laneWriter{}, nil, header
 	s.mu.Unlock()
 	return cp, nil
@@ -279,7 +278,10 @@ func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, e
 		s.abort(ctx, cl)
 		return fmt.Errorf("%s: writing epoch %d (aborted): %w", s.what, epoch, err)
 	}
-	if err := s.commitToGroups(ctx, cl, fences); err != nil {
+	s.mu.Lock()
+	fencer := s.fencer
+	s.mu.Unlock()
+	if err := fencer.commit(ctx, cl, fences); err != nil {
 		s.abort(ctx, cl)
 		return fmt.Errorf("%s: epoch %d (aborted): %w", s.what, epoch, err)
 	}
@@ -296,7 +298,10 @@ func (s *sink) commitTxn(ctx context.Context, cl *kgo.Client, rec *kgo.Record, e
 
 // abort aborts the open transaction, as far as it can: a failure leaves it to Kafka's
 // transaction timeout, or to the fencing of the next Open.
-func (s *sink) abort(ctx context.Context, cl *kgo.Client) {
+func (s *sink) abort(ctx context.Context, cl *kgo.Client) { abortTxn(ctx, cl) }
+
+// abortTxn aborts cl's open transaction as far as it can, even when ctx has ended.
+func abortTxn(ctx context.Context, cl *kgo.Client) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := cl.AbortBufferedRecords(ctx); err == nil {

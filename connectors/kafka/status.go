@@ -13,29 +13,39 @@ import (
 // merged over the copies of the pipeline, and the time of its newest record. It only reads:
 // no producer is fenced and no topic created.
 func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.Checkpoint, time.Time, error) {
-	cl, err := s.set.newClient()
+	base := checkpointKey(pipeline, s.name, "")
+	stored, err := readStored(ctx, s.set, base)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
+	}
+	all := sinkCheckpoints{}
+	var at time.Time
+	for key, v := range stored {
+		if all[key], err = decodeCheckpoint(key, v.Value); err != nil {
+			return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
+		}
+		if v.At.After(at) {
+			at = v.At
+		}
+	}
+	return all.merged(base), at, nil
+}
+
+// readStored is readLatest for a reader that only reads: no producer is fenced and no topic
+// created (without the checkpoint topic there is nothing).
+func readStored(ctx context.Context, set *settings, base string) (map[string]component.Stored, error) {
+	cl, err := set.newClient()
+	if err != nil {
+		return nil, err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	topics, err := adm.ListTopics(ctx, CheckpointTopic)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("%s: looking for the checkpoint topic %s: %w", s.what, CheckpointTopic, err)
+		return nil, fmt.Errorf("looking for the checkpoint topic %s: %w", CheckpointTopic, err)
 	}
 	if !topics.Has(CheckpointTopic) {
-		return nil, time.Time{}, nil
+		return map[string]component.Stored{}, nil
 	}
-	base := checkpointKey(pipeline, s.name, "")
-	all, times, err := readCheckpointsAt(ctx, s.set, adm, base)
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
-	}
-	var at time.Time
-	for _, t := range times {
-		if t.After(at) {
-			at = t
-		}
-	}
-	return all.merged(base), at, nil
+	return readLatest(ctx, set, adm, base)
 }
