@@ -147,6 +147,9 @@ type SinkInfo struct {
 	// ("" for a single copy). Sinks that keep per-writer state (transactional ids,
 	// checkpoint records) key it by Pipeline and Instance.
 	Instance string
+	// Shared says that several copies of the pipeline write the sink: a source upstream reads
+	// in a consumer group.
+	Shared bool
 }
 
 // Sink writes rows and commits them together with a checkpoint.

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,6 +290,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
 		EpochInterval: r.plan.Trigger, Instance: instance}
 	for _, k := range r.sinks {
+		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
 		cp, err := k.sink.Open(ctx, info)
 		if err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)

@@ -178,6 +178,7 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 	}
 	f.checkErrorOutputsConsumed(p.Nodes)
 	f.checkAsyncSinks(p.Nodes)
+	offerCheckpointStores(p.Nodes)
 	if len(diags) > 0 {
 		return nil, diags.Err()
 	}

@@ -1,16 +1,23 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	sinkbq "github.com/sluicehq/sluice/connectors/bigquery"
+	sinkkafka "github.com/sluicehq/sluice/connectors/kafka"
 	"github.com/sluicehq/sluice/internal/bqfake"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // bqServer is sluice's Storage Write API server on loopback, in the test process, with a
@@ -33,17 +40,20 @@ func startBigQuery(t *testing.T) bqServer {
 }
 
 // sink is a WriteToBigQuery sink block for idsChain, writing ds.table and keeping its state in
-// stateDir.
+// stateDir, or with stateDir "" in the Kafka source's checkpoint topic.
 func (b bqServer) sink(table, stateDir, trigger string) string {
-	return fmt.Sprintf(`  sink:
+	block := fmt.Sprintf(`  sink:
     type: WriteToBigQuery
     config:
       table: %s:ds.%s
       endpoint: %s/bigquery/v2/
       storage_endpoint: %s
-      checkpoint_dir: %s
       triggering_frequency_seconds: %s
-`, bqProject, table, b.HTTPURL(), b.GRPCAddr(), stateDir, trigger)
+`, bqProject, table, b.HTTPURL(), b.GRPCAddr(), trigger)
+	if stateDir != "" {
+		block += "      checkpoint_dir: " + stateDir + "\n"
+	}
+	return block
 }
 
 // ids counts the committed rows of ds.table by id, checking the mapped field on the way.
@@ -83,7 +93,9 @@ func (b bqServer) count(table string) int {
 // or at least once (at_least_once). Every commit pauses at its steps
 // (SLUICE_TEST_BIGQUERY_PAUSE), so that kills land between Finalize and the intent, between
 // the intent and BatchCommitWriteStreams, and between that and the checkpoint (after which the
-// source's offsets are committed).
+// source's offsets are committed). The exactly-once pipeline keeps its state where a Kafka
+// source's pipeline does by default, in the checkpoint topic; the at-least-once one in a
+// checkpoint_dir.
 func TestCrashKafkaToBigQuery(t *testing.T) {
 	addr := startDevKafka(t, "--topic", "bq_exactly_once:8", "--topic", "bq_at_least_once:8").addr
 	bq := startBigQuery(t)
@@ -98,7 +110,11 @@ func bigQueryCrashRun(t *testing.T, addr string, bq bqServer, delivery string, r
 	table := "events_" + delivery
 	produced := produceSteadily(t, addr, "bq_"+delivery, records, 20*time.Second)
 	pipeline := filepath.Join(dir, "p.yaml")
-	writeFile(t, pipeline, idsChain(addr, "bq_"+delivery, "", bq.sink(table, filepath.Join(dir, "state"), "200ms"),
+	stateDir := filepath.Join(dir, "state")
+	if delivery == "exactly_once" {
+		stateDir = ""
+	}
+	writeFile(t, pipeline, idsChain(addr, "bq_"+delivery, "", bq.sink(table, stateDir, "200ms"),
 		fmt.Sprintf("  name: bq_crash_%s\n  delivery: %s\n  checkpoint_interval: 200ms\n", delivery, delivery)))
 
 	landed := map[string]int{}
@@ -121,6 +137,18 @@ func bigQueryCrashRun(t *testing.T, addr string, bq bqServer, delivery string, r
 	}
 	seen := bq.ids(t, table)
 	dups := checkAllIDs(t, delivery, records, seen)
+	if stored := storedKeys(t, addr, "bq_crash_"+delivery+"/"); (stateDir == "") != (len(stored) > 0) {
+		t.Errorf("with checkpoint_dir %q the checkpoint topic holds the states %v", stateDir, stored)
+	}
+	// sluice status finds the drained pipeline's checkpoint where the sink keeps it.
+	out, err := exec.Command(binary, "status", "--json", pipeline).Output()
+	var st pipelineStatus
+	if err == nil {
+		err = json.Unmarshal(out, &st)
+	}
+	if err != nil || len(st.Sinks) != 1 || !st.Sinks[0].Committed || st.Sinks[0].Lag == nil || *st.Sinks[0].Lag != 0 {
+		t.Errorf("sluice status after the drain: %v\n%s", err, out)
+	}
 	if delivery == "exactly_once" && landed["after the intent, before the commit"]+landed["after the commit, before the checkpoint"] == 0 {
 		t.Errorf("no kill landed in a commit (%v): the test did not test what it claims", landed)
 	}
@@ -142,4 +170,31 @@ func bigQueryKillPoint(stderr string) string {
 		return "after the commit, before the checkpoint"
 	}
 	return "between commits"
+}
+
+// storedKeys returns the keys in the checkpoint topic that begin with prefix.
+func storedKeys(t *testing.T, addr, prefix string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ends, err := kadm.NewClient(devClient(t, addr)).ListEndOffsets(ctx, sinkkafka.CheckpointTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(sinkkafka.CheckpointTopic, 0)
+	cl := devClient(t, addr, kgo.ConsumeTopics(sinkkafka.CheckpointTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.KeepControlRecords())
+	keys := map[string]bool{}
+	for read := int64(0); read < end.Offset; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s: %v", sinkkafka.CheckpointTopic, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			read = r.Offset + 1
+			if strings.HasPrefix(string(r.Key), prefix) {
+				keys[string(r.Key)] = true
+			}
+		})
+	}
+	return slices.Sorted(maps.Keys(keys))
 }

@@ -43,6 +43,18 @@ func TestIcebergGroupRebalance(t *testing.T) {
 	groupRebalance(t, addr, in, run, groupPipeline(addr, in, run, "300ms", sink), func() map[int64]int { return w.ids(t, "db.events") })
 }
 
+// TestBigQueryGroupRebalance is TestKafkaGroupRebalance with both copies writing one BigQuery
+// table on the loopback Storage Write API server. Their states are in the Kafka checkpoint
+// topic, every save fenced by the copy's generation in the group; a copy given partitions
+// settles another copy's interrupted commit before it reads them.
+func TestBigQueryGroupRebalance(t *testing.T) {
+	addr, in := groupInput(t, "group_bigquery_in")
+	run := fmt.Sprintf("group_bigquery_%d", time.Now().UnixNano())
+	bq := startBigQuery(t)
+	sink := bq.sink("events", "", "0.3")
+	groupRebalance(t, addr, in, run, groupPipeline(addr, in, run, "300ms", sink), func() map[int64]int { return bq.ids(t, "events") })
+}
+
 // groupRecords is how many records the group tests produce.
 const groupRecords = 200_000
 

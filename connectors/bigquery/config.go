@@ -30,7 +30,7 @@ type WriteConfig struct {
 	CredentialsFile            string                   `yaml:"credentials_file" doc:"sluice adds: a service account key file; default: Application Default Credentials."`
 	Endpoint                   string                   `yaml:"endpoint" doc:"sluice adds: the BigQuery REST endpoint (for emulators and tests), e.g. http://127.0.0.1:9050. Connects without credentials."`
 	StorageEndpoint            string                   `yaml:"storage_endpoint" doc:"sluice adds: the Storage Write API endpoint as host:port (for emulators and tests). Connects without credentials or TLS."`
-	CheckpointDir              string                   `yaml:"checkpoint_dir" doc:"sluice adds: where the sink keeps its checkpoint and commit intent, fsynced (default .sluice/bigquery, relative to the working directory). Keep it on a persistent volume: see docs/bigquery.md."`
+	CheckpointDir              string                   `yaml:"checkpoint_dir" doc:"sluice adds: keep the sink's checkpoint and commit intent in files in this directory, fsynced, on a persistent volume. By default they are kept in the topic __sluice_checkpoints of the Kafka source's cluster, or without a Kafka source in .sluice/bigquery (relative to the working directory): see docs/bigquery.md."`
 }
 
 // TimePartitioning is the time partitioning of a new table.

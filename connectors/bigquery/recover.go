@@ -22,65 +22,72 @@ const IntentEnv = "SLUICE_BIGQUERY_INTENT"
 // For an older intent sluice does not guess.
 const youngIntent = time.Hour
 
-// recover settles the intent of st, a commit a crash interrupted, and leaves st with the
-// checkpoint the table stands on:
-//   - a stream with a commit time: the commit happened (it is atomic), so st moves to the
-//     intent's checkpoint;
-//   - every stream known and none committed: they were finalized before the intent was saved,
-//     so they are committed now;
-//   - a stream unknown and none committed: the commit never happened and the rows are gone;
-//     the epoch is read again from st's own checkpoint, if the intent is young; else the
-//     operator decides (IntentEnv).
+// recover settles the intent of st, this copy's commit that a crash interrupted, and saves st
+// with the checkpoint the table stands on.
 func (s *sink) recover(ctx context.Context, st *state) error {
 	in := st.Intent
+	committed, how, err := s.settle(ctx, in)
+	if err != nil {
+		return err
+	}
+	if committed {
+		slog.Info("BigQuery commit interrupted by a crash: "+how, "sink", s.what, "epoch", in.Epoch, "streams", len(in.Streams), "rows", in.Rows)
+		*st = state{Pipeline: st.Pipeline, Table: st.Table, Epoch: in.Epoch, Next: in.Next, State: in.State, Lineage: in.Lineage}
+	} else {
+		slog.Warn("BigQuery commit interrupted by a crash: "+how+"; the epoch is read again", "sink", s.what, "epoch", in.Epoch, "rows", in.Rows)
+		st.Intent = nil
+	}
+	if err := s.store.save(ctx, st, nil); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	return nil
+}
+
+// settle decides whether the commit of in happened, and says how it knows:
+//   - a stream with a commit time: the commit happened (it is atomic);
+//   - every stream known and none committed: they were finalized before the intent was saved,
+//     so they are committed now (by whichever copy gets there first: a stream committed
+//     already counts as committed);
+//   - a stream unknown and none committed: the commit never happened and the rows are gone,
+//     if the intent is young; else the operator decides (IntentEnv).
+func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how string, err error) {
 	var missing []string
-	committed := false
 	for _, name := range in.Streams {
 		ws, err := s.mw.GetWriteStream(ctx, &storagepb.GetWriteStreamRequest{Name: name, View: storagepb.WriteStreamView_BASIC})
 		switch {
 		case isNotFound(err):
 			missing = append(missing, name)
 		case err != nil:
-			return fmt.Errorf("%s: look up stream %s of epoch %d's commit: %w", s.what, name, in.Epoch, err)
+			return false, "", fmt.Errorf("%s: look up stream %s of epoch %d's commit: %w", s.what, name, in.Epoch, err)
 		case ws.GetCommitTime() != nil:
 			committed = true
 		}
 	}
-	done := func(how string) error {
-		slog.Info("BigQuery commit interrupted by a crash: "+how, "sink", s.what, "epoch", in.Epoch, "streams", len(in.Streams), "rows", in.Rows)
-		*st = state{Pipeline: st.Pipeline, Table: st.Table, Epoch: in.Epoch, Next: in.Next, State: in.State, Lineage: in.Lineage}
-		return s.file.save(st)
-	}
-	redo := func(how string) error {
-		slog.Warn("BigQuery commit interrupted by a crash: "+how+"; the epoch is read again", "sink", s.what, "epoch", in.Epoch, "rows", in.Rows)
-		st.Intent = nil
-		return s.file.save(st)
-	}
 	switch {
 	case committed:
-		return done("it had committed")
+		return true, "it had committed", nil
 	case len(missing) == 0:
 		err := s.batchCommit(ctx, in.Streams)
 		var refused *commitRefused
 		if err == nil {
-			return done("its streams are committed now")
+			return true, "its streams are committed now", nil
 		}
 		if !errors.As(err, &refused) || !refused.gone() {
-			return err
+			return false, "", err
 		}
 		// Known but no longer committable (garbage-collected): as good as missing.
 		missing = in.Streams
 	}
 	switch os.Getenv(IntentEnv) {
 	case "assume-committed":
-		return done("assumed committed (" + IntentEnv + ")")
+		return true, "assumed committed (" + IntentEnv + ")", nil
 	case "assume-lost":
-		return redo("assumed lost (" + IntentEnv + ")")
+		return false, "assumed lost (" + IntentEnv + ")", nil
 	}
 	if age := time.Since(in.At); age < youngIntent {
-		return redo(fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)))
+		return false, fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)), nil
 	}
-	return fmt.Errorf("%s: a commit of epoch %d (%d rows, %s) was interrupted %s ago, and BigQuery no longer knows its stream %s: "+
+	return false, "", fmt.Errorf("%s: a commit of epoch %d (%d rows, %s) was interrupted %s ago, and BigQuery no longer knows its stream %s: "+
 		"after this long it cannot tell whether the commit happened. Look for the epoch's rows in %s and rerun with "+
 		"--bigquery-intent=assume-committed if they are there or --bigquery-intent=assume-lost if not",
 		s.what, in.Epoch, in.Rows, in.At.Format(time.RFC3339), time.Since(in.At).Round(time.Minute), strings.Join(missing, ", "), s.p.ref)

@@ -128,7 +128,7 @@ func TestRecoverFindsCommit(t *testing.T) {
 func forgetIntentStreams(t *testing.T, f *fakeBQ, age time.Duration) {
 	t.Helper()
 	file := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "")
-	st, err := file.load()
+	st, err := file.read()
 	if err != nil || st == nil || st.Intent == nil {
 		t.Fatalf("no intent saved: %+v %v", st, err)
 	}
@@ -138,7 +138,7 @@ func forgetIntentStreams(t *testing.T, f *fakeBQ, age time.Duration) {
 		}
 	}
 	st.Intent.At = time.Now().Add(-age)
-	if err := file.save(st); err != nil {
+	if err := file.write(st); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -189,7 +189,7 @@ func TestRecoverOldLostStreams(t *testing.T) {
 func TestRecoverUncommittableStreams(t *testing.T) {
 	f, reopen := interrupted(t, "intent-saved")
 	file := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "")
-	st, err := file.load()
+	st, err := file.read()
 	if err != nil || st == nil || st.Intent == nil {
 		t.Fatalf("no intent saved: %+v %v", st, err)
 	}
@@ -206,7 +206,7 @@ func TestRecoverUncommittableStreams(t *testing.T) {
 	}
 	defer ms.Close()
 	st.Intent.Streams = []string{ms.StreamName()} // known, never finalized
-	if err := file.save(st); err != nil {
+	if err := file.write(st); err != nil {
 		t.Fatal(err)
 	}
 	cp, err := reopen()
@@ -226,5 +226,50 @@ func TestStateOfAnotherTable(t *testing.T) {
 	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce})
 	if err == nil || !strings.Contains(err.Error(), "was written for table sluice-test.ds.t, and it now writes sluice-test.ds.other") {
 		t.Fatalf("want a refusal naming both tables, got %v", err)
+	}
+}
+
+// A copy given partitions settles another copy's commit that a crash interrupted when that
+// commit would move them further: finalized streams are committed, and the checkpoint stands
+// past them; a commit that never reached its intent counts for nothing.
+func TestMergedSettlesAnotherCopysCommit(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		step  string
+		epoch int
+	}{{"finalized", 1}, {"intent-saved", 2}, {"committed", 2}} {
+		f, _ := interrupted(t, c.step)
+		crashed, err := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "").read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.build(connectortest.Schema, "t")
+		if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "b"}); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := s.merged(ctx, state{Pipeline: "p"}, map[string]*state{"p/WriteToBigQuery": crashed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cp.Next["test:in"][0]; got != int64(10*c.epoch) {
+			t.Errorf("crash at %s: the other copy's partition starts at %d, want %d", c.step, got, 10*c.epoch)
+		}
+		if ids := f.ids("t"); len(ids) != 10*c.epoch {
+			t.Errorf("crash at %s: the table holds %d rows, want %d", c.step, len(ids), 10*c.epoch)
+		}
+		_ = s.Close(ctx)
+	}
+}
+
+// Several copies of a pipeline cannot share a checkpoint_dir: a sink that keeps its state there
+// refuses to be written by copies in a consumer group, and says what to do.
+func TestSharedRefusesCheckpointDir(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeBQ(t)
+	s := f.build(connectortest.Schema, "t")
+	defer s.Close(ctx)
+	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 1, Delivery: component.ExactlyOnce, Instance: "a", Shared: true})
+	if err == nil || !strings.Contains(err.Error(), "remove checkpoint_dir") {
+		t.Fatalf("want a refusal saying to remove checkpoint_dir, got %v", err)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,13 +31,14 @@ import (
 type sink struct {
 	what string
 	p    *plan
+	cs   component.CheckpointStore // a Kafka source's, if one is upstream
 
 	// Set by Open.
 	exactly bool
 	bq      *bigquery.Client
 	mw      *managedwriter.Client
 	enc     *encoder
-	file    stateFile
+	store   stateStore
 	lanes   int
 	slots   []*slot
 
@@ -76,8 +79,13 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if s.enc, err = newEncoder(table.Schema, s.p.input); err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, s.p.ref, err)
 	}
-	s.file = stateFileFor(s.stateDir(), info.Pipeline, s.p.name, info.Instance)
-	st, err := s.file.load()
+	if s.store, err = s.openStore(ctx, info); err != nil {
+		return nil, err
+	}
+	st, others, err := s.store.load(ctx)
+	if err == nil && st == nil && len(others) == 0 {
+		st, err = s.adoptStateFile(ctx, info)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -86,16 +94,16 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 		if s.p.cfg.WriteDisposition == "WRITE_EMPTY" && holdsRows {
 			return nil, fmt.Errorf("%s: write_disposition WRITE_EMPTY, and table %s already holds rows", s.what, s.p.ref)
 		}
-		if holdsRows {
-			slog.Warn("no checkpoint of this pipeline in checkpoint_dir, and the table holds rows: if the pipeline ran before with its state elsewhere, this run writes again what it wrote",
-				"sink", s.what, "table", s.p.ref.String(), "state", s.file.path)
+		if holdsRows && len(others) == 0 {
+			slog.Warn("no checkpoint of this pipeline, and the table holds rows: if the pipeline ran before with its state elsewhere, this run writes again what it wrote",
+				"sink", s.what, "table", s.p.ref.String(), "state", s.store.where())
 		}
 		st = &state{Pipeline: info.Pipeline}
 	}
 	if st.Table != "" && st.Table != s.p.ref.String() {
 		return nil, fmt.Errorf("%s: its state %s was written for table %s, and it now writes %s: the checkpoint there is not this table's. "+
 			"Give the pipeline another options.name or the sink another checkpoint_dir to start afresh, or write to %s again",
-			s.what, s.file.path, st.Table, s.p.ref, st.Table)
+			s.what, s.store.where(), st.Table, s.p.ref, st.Table)
 	}
 	st.Table = s.p.ref.String()
 	if st.Intent != nil {
@@ -113,10 +121,92 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	for i := range s.slots {
 		s.slots[i] = &slot{s: s, sharers: (s.lanes - i + n - 1) / n, segs: map[int]*segment{}}
 	}
-	if st.Epoch == 0 && len(st.Next) == 0 {
+	return s.merged(ctx, *st, others)
+}
+
+// UseCheckpointStore takes the checkpoint store of a Kafka source upstream: the sink keeps its
+// state there unless checkpoint_dir says otherwise.
+func (s *sink) UseCheckpointStore(cs component.CheckpointStore) { s.cs = cs }
+
+// inStore reports whether the state is kept in the source's checkpoint store.
+func (s *sink) inStore() bool { return s.cs != nil && s.p.cfg.CheckpointDir == "" }
+
+// openStore opens where the sink keeps its state: the checkpoint store of the Kafka source
+// upstream, or a file in checkpoint_dir (given, or without such a source by default).
+func (s *sink) openStore(ctx context.Context, info component.SinkInfo) (stateStore, error) {
+	if s.inStore() {
+		ks, err := openKafkaState(ctx, s.cs, info.Pipeline, s.p.name, info.Instance)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+		return ks, nil
+	}
+	if info.Shared {
+		return nil, fmt.Errorf("%s: several copies of the pipeline write it (its source reads in a consumer group), and checkpoint_dir keeps its state on one machine: "+
+			"remove checkpoint_dir, and the state is kept in the Kafka source's checkpoint topic, which every copy reads", s.what)
+	}
+	return stateFileFor(s.stateDir(), info.Pipeline, s.p.name, info.Instance), nil
+}
+
+// adoptStateFile returns the state that a run before the checkpoint store was used kept in
+// the default checkpoint_dir, saved into the store, or nil when there is none.
+func (s *sink) adoptStateFile(ctx context.Context, info component.SinkInfo) (*state, error) {
+	if !s.inStore() {
 		return nil, nil
 	}
-	return &component.Checkpoint{Pipeline: info.Pipeline, Epoch: st.Epoch, Next: st.Next, State: st.State, Lineage: st.Lineage}, nil
+	file := stateFileFor(s.stateDir(), info.Pipeline, s.p.name, info.Instance)
+	st, err := file.read()
+	if st == nil || err != nil {
+		return nil, err
+	}
+	if err := s.store.save(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	slog.Info("the BigQuery sink's state moved from its file to the checkpoint store", "sink", s.what, "from", file.path, "to", s.store.where())
+	return st, nil
+}
+
+// merged returns the checkpoint the sink resumes from: own's, with every partition at the
+// highest offset any copy of the pipeline committed. Another copy's commit that a crash
+// interrupted, and that would move a partition further, is settled first (its streams
+// committed if BigQuery still holds them finalized): that partition may be this copy's now.
+func (s *sink) merged(ctx context.Context, own state, others map[string]*state) (*component.Checkpoint, error) {
+	next := own.Next.Clone()
+	for _, o := range others {
+		next.Advance(o.Next)
+	}
+	for _, key := range slices.Sorted(maps.Keys(others)) {
+		in := others[key].Intent
+		if in == nil || next.Includes(in.Next) {
+			continue
+		}
+		committed, how, err := s.settle(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("%s: the commit of copy %s: %w", s.what, key, err)
+		}
+		slog.Info("BigQuery commit of another copy interrupted: "+how, "sink", s.what, "copy", key, "epoch", in.Epoch, "rows", in.Rows, "committed", committed)
+		if committed {
+			next.Advance(in.Next)
+		}
+	}
+	if own.Epoch == 0 && len(next) == 0 {
+		return nil, nil
+	}
+	return &component.Checkpoint{Pipeline: own.Pipeline, Epoch: own.Epoch, Next: next, State: own.State, Lineage: own.Lineage}, nil
+}
+
+// Reload reads the states of the other copies again and returns the checkpoint merged over
+// them (merged): a copy in the same consumer group may have committed partitions this one is
+// now given.
+func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
+	_, others, err := s.store.load(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.mu.Lock()
+	own := s.st
+	s.mu.Unlock()
+	return s.merged(ctx, own, others)
 }
 
 // extraWriteOptions are added to the Storage Write API client's options (tests: an
@@ -249,7 +339,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			return err
 		}
 		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, Next: cp.Next, State: cp.State, At: time.Now().UTC(), Lineage: cp.Lineage}
-		if err := s.file.save(&st); err != nil {
+		if err := s.store.save(ctx, &st, cp.Fences); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
 		if err := testPause("intent-saved"); err != nil {
@@ -263,7 +353,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 		}
 	}
 	next := state{Pipeline: cp.Pipeline, Table: st.Table, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage}
-	if err := s.file.save(&next); err != nil {
+	if err := s.store.save(ctx, &next, cp.Fences); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
 	s.mu.Lock()
@@ -348,6 +438,9 @@ func (s *sink) Close(ctx context.Context) error {
 	}
 	if s.bq != nil {
 		errs = append(errs, s.bq.Close())
+	}
+	if s.store != nil {
+		errs = append(errs, s.store.close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package bigquery
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,8 @@ type state struct {
 	Intent   *intent         `json:"intent,omitempty"`
 	// Lineage is the spec that wrote the checkpoint (component.Lineage).
 	Lineage *component.Lineage `json:"lineage,omitempty"`
+
+	savedAt time.Time // when it was saved, if the store says
 }
 
 // intent is a commit under way: the epoch, its finalized streams and the checkpoint the table
@@ -41,9 +44,102 @@ type intent struct {
 	Lineage *component.Lineage `json:"lineage,omitempty"`
 }
 
+// stateStore keeps the sink's state: in the checkpoint store of a Kafka source upstream
+// (kafkaState), or in a file (stateFile).
+type stateStore interface {
+	// load returns this copy's state, nil when it has none, and those of the other copies of
+	// the pipeline (a shared store only), keyed by where they are kept.
+	load(ctx context.Context) (own *state, others map[string]*state, err error)
+	// save replaces this copy's state; fences refuse it when the copy lost its partitions.
+	save(ctx context.Context, st *state, fences []component.GroupFence) error
+	where() string
+	close() error
+}
+
+// kafkaState keeps the states of every copy of the sink in a component.CheckpointStore.
+type kafkaState struct {
+	store component.CheckpointStore
+	w     component.CheckpointWriter
+	sink  string // pipeline/sink, the key of a single copy
+	key   string // this copy's
+}
+
+// openKafkaState opens this copy's writer of the sink's states, which fences an earlier run of
+// the copy.
+func openKafkaState(ctx context.Context, store component.CheckpointStore, pipeline, sink, instance string) (*kafkaState, error) {
+	ks := &kafkaState{store: store, sink: pipeline + "/" + sink, key: pipeline + "/" + sink}
+	if instance != "" {
+		ks.key += "@" + instance
+	}
+	w, err := store.Writer(ctx, ks.sink, instance)
+	if err != nil {
+		return nil, fmt.Errorf("open the checkpoint store (%s): %w", store.Where(), err)
+	}
+	ks.w = w
+	return ks, nil
+}
+
+func (k *kafkaState) load(ctx context.Context) (*state, map[string]*state, error) {
+	all, err := loadStates(ctx, k.store, k.sink)
+	if err != nil {
+		return nil, nil, err
+	}
+	own := all[k.key]
+	delete(all, k.key)
+	return own, all, nil
+}
+
+// loadStates returns the states of every copy of sink (pipeline/sink) in store, with the time
+// each was saved in its At.
+func loadStates(ctx context.Context, store component.CheckpointStore, sink string) (map[string]*state, error) {
+	stored, err := store.Load(ctx, sink)
+	if err != nil {
+		return nil, fmt.Errorf("read the checkpoint store (%s): %w", store.Where(), err)
+	}
+	out := make(map[string]*state, len(stored))
+	for key, v := range stored {
+		st := new(state)
+		if err := json.Unmarshal(v.Value, st); err != nil {
+			return nil, fmt.Errorf("the BigQuery sink's state %s in %s is damaged: %w", key, store.Where(), err)
+		}
+		st.savedAt = v.At
+		out[key] = st
+	}
+	return out, nil
+}
+
+func (k *kafkaState) save(ctx context.Context, st *state, fences []component.GroupFence) error {
+	data, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode the BigQuery sink's state: %w", err)
+	}
+	if err := k.w.Save(ctx, data, fences); err != nil {
+		return fmt.Errorf("save the BigQuery sink's state: %w", err)
+	}
+	return nil
+}
+
+func (k *kafkaState) where() string { return k.key + " in " + k.store.Where() }
+
+func (k *kafkaState) close() error { return k.w.Close() }
+
 // stateFile keeps a state in one file, replaced atomically and fsynced, so that a crash leaves
-// either the old or the new state.
+// either the old or the new state. It has no other copies: several copies of a pipeline
+// cannot share a machine's directory.
 type stateFile struct{ path string }
+
+func (f stateFile) load(context.Context) (*state, map[string]*state, error) {
+	st, err := f.read()
+	return st, nil, err
+}
+
+func (f stateFile) save(_ context.Context, st *state, _ []component.GroupFence) error {
+	return f.write(st)
+}
+
+func (f stateFile) where() string { return f.path }
+
+func (stateFile) close() error { return nil }
 
 // stateFileFor is the state file of a sink of a pipeline, for one copy (instance "" for a
 // single copy).
@@ -69,8 +165,8 @@ func safeName(s string) string {
 	return string(b)
 }
 
-// load returns the state, or nil when none was saved.
-func (f stateFile) load() (*state, error) {
+// read returns the state, or nil when none was saved.
+func (f stateFile) read() (*state, error) {
 	data, err := os.ReadFile(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -85,9 +181,9 @@ func (f stateFile) load() (*state, error) {
 	return &st, nil
 }
 
-// save replaces the state: written to a temporary file, fsynced, renamed over the old one, and
-// the directory fsynced.
-func (f stateFile) save(st *state) error {
+// write replaces the state: written to a temporary file, fsynced, renamed over the old one,
+// and the directory fsynced.
+func (f stateFile) write(st *state) error {
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode the BigQuery sink's state: %w", err)
