@@ -184,7 +184,7 @@ func (s *sink) merged(ctx context.Context, own state, others map[string]*state) 
 		if err != nil {
 			return nil, fmt.Errorf("%s: the commit of copy %s: %w", s.what, key, err)
 		}
-		slog.Info("BigQuery commit of another copy interrupted: "+how, "sink", s.what, "copy", key, "epoch", in.Epoch, "rows", in.Rows, "committed", committed)
+		slog.Info("settled a BigQuery commit another copy left under way (it may still be running it): "+how, "sink", s.what, "copy", key, "epoch", in.Epoch, "rows", in.Rows, "committed", committed)
 		if committed {
 			next.Advance(in.Next)
 		}
