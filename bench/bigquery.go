@@ -55,10 +55,11 @@ func (e *env) startBigQuery(ctx context.Context) (*bigQueryServer, error) {
 	return s, nil
 }
 
-// sink is the WriteToBigQuery sink of a scenario writing table.
-func (s *bigQueryServer) sink(table, stateDir, trigger string) string {
-	return fmt.Sprintf("  sink:\n    type: WriteToBigQuery\n    config:\n      table: %s:%s.%s\n      endpoint: %s\n      storage_endpoint: %s\n      checkpoint_dir: %s\n      triggering_frequency_seconds: %s\n",
-		bqProject, bqDataset, table, s.endpoint, s.storage, stateDir, trigger)
+// sink is the WriteToBigQuery sink of a scenario writing table. It keeps its state where it
+// does by default, in the Kafka source's checkpoint topic.
+func (s *bigQueryServer) sink(table, trigger string) string {
+	return fmt.Sprintf("  sink:\n    type: WriteToBigQuery\n    config:\n      table: %s:%s.%s\n      endpoint: %s\n      storage_endpoint: %s\n      triggering_frequency_seconds: %s\n",
+		bqProject, bqDataset, table, s.endpoint, s.storage, trigger)
 }
 
 // rows returns the number of rows committed to table, as tables.get reports it.

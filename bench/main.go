@@ -42,10 +42,17 @@ func main() {
 	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario run into this directory (NAME-RUN.prof)")
 	rawChildMode := flag.String("raw-child", "", "internal: run one raw limit in this process")
 	rawAddr := flag.String("raw-addr", "", "internal: the broker of -raw-child")
-	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child")
+	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child, or the table it reads")
+	rawTopic := flag.String("raw-topic", "", "internal: the topic -raw-child produces to")
 	flag.Parse()
 	if *rawChildMode != "" {
-		if err := rawChild(*rawChildMode, *rawAddr, *records, *rawDir); err != nil {
+		var err error
+		if *rawChildMode == rawIcebergKafka {
+			err = rawIcebergChild(*rawAddr, *rawDir, *rawTopic)
+		} else {
+			err = rawChild(*rawChildMode, *rawAddr, *records, *rawDir)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench raw:", err)
 			os.Exit(1)
 		}
@@ -155,6 +162,9 @@ func run(ctx context.Context, o options) (*results, error) {
 		for _, mode := range rawModes {
 			r.Raw = append(r.Raw, series{Name: mode})
 		}
+		if o.wants("kafka-iceberg") {
+			r.Raw = append(r.Raw, series{Name: rawIcebergKafka})
+		}
 	}
 	for _, s := range scenarios {
 		if o.wants(s.name) {
@@ -164,13 +174,8 @@ func run(ctx context.Context, o options) (*results, error) {
 	// Rounds: every scenario once per round, so that drift in the machine's load spreads
 	// over all of them.
 	for round := range o.runs {
-		for i := range r.Raw {
-			progress("round %d: raw %s", round+1, r.Raw[i].Name)
-			m, err := e.runRaw(ctx, r.Raw[i].Name, round)
-			if err != nil {
-				return r, fmt.Errorf("raw %s: %w", r.Raw[i].Name, err)
-			}
-			r.Raw[i].Runs = append(r.Raw[i].Runs, m)
+		if err := e.runRaws(ctx, r, round, false); err != nil {
+			return r, err
 		}
 		for i := range r.Runs {
 			s := scenarioNamed(r.Runs[i].Name)
@@ -183,6 +188,9 @@ func run(ctx context.Context, o options) (*results, error) {
 				return r, fmt.Errorf("%s, round %d: %w", s.name, round+1, err)
 			}
 			r.Runs[i].Runs = append(r.Runs[i].Runs, m)
+		}
+		if err := e.runRaws(ctx, r, round, true); err != nil {
+			return r, err
 		}
 		if !o.wants("latency") {
 			continue
@@ -199,6 +207,23 @@ func run(ctx context.Context, o options) (*results, error) {
 		}
 	}
 	return r, nil
+}
+
+// runRaws measures the raw limits of r once, in round: those that read what the round's
+// scenarios wrote (rawIcebergKafka) when after is set, the others when it is not.
+func (e *env) runRaws(ctx context.Context, r *results, round int, after bool) error {
+	for i := range r.Raw {
+		if (r.Raw[i].Name == rawIcebergKafka) != after {
+			continue
+		}
+		progress("round %d: raw %s", round+1, r.Raw[i].Name)
+		m, err := e.runRaw(ctx, r.Raw[i].Name, round)
+		if err != nil {
+			return fmt.Errorf("raw %s: %w", r.Raw[i].Name, err)
+		}
+		r.Raw[i].Runs = append(r.Raw[i].Runs, m)
+	}
+	return nil
 }
 
 func scenarioNamed(name string) scenario {

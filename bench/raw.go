@@ -41,23 +41,43 @@ func (e *env) runRaw(ctx context.Context, mode string, run int) (measurement, er
 	if err != nil {
 		return measurement{}, fmt.Errorf("finding the harness binary: %w", err)
 	}
+	if mode == rawIcebergKafka {
+		topic := fmt.Sprintf("raw-out-%d-%d", run, time.Now().UnixNano())
+		m, r, err := e.measureRaw(ctx, self, mode, "-raw-dir", e.warehouse("kafka-iceberg", run), "-raw-topic", topic)
+		if err == nil && r.Rows != int64(e.records) {
+			m.Check = fmt.Sprintf("produced %d records, want %d", r.Rows, e.records)
+		}
+		if err == nil {
+			err = deleteTopics(ctx, e.addr, topic)
+		}
+		return m, err
+	}
 	dir := e.warehouse("raw", run)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return measurement{}, fmt.Errorf("%w", err)
 	}
-	m, stdout, _, err := measure(ctx, self, "-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records), "-raw-dir", dir)
+	m, r, err := e.measureRaw(ctx, self, mode, "-raw-dir", dir)
 	if err != nil {
 		return m, err
 	}
-	var r rawResult
-	if err := json.Unmarshal(stdout, &r); err != nil {
-		return m, fmt.Errorf("raw %s printed %q: %w", mode, stdout, err)
-	}
-	m.Rows = r.Rows
 	if r.Rows != int64(e.records) || r.Bytes != e.inputBytes {
 		m.Check = fmt.Sprintf("read %d records of %d bytes, want %d of %d", r.Rows, r.Bytes, e.records, e.inputBytes)
 	}
 	return m, os.RemoveAll(dir)
+}
+
+// measureRaw runs the harness binary as the raw child of mode and reads what it reports.
+func (e *env) measureRaw(ctx context.Context, self, mode string, args ...string) (measurement, rawResult, error) {
+	var r rawResult
+	m, stdout, _, err := measure(ctx, self, append([]string{"-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records)}, args...)...)
+	if err != nil {
+		return m, r, err
+	}
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		return m, r, fmt.Errorf("raw %s printed %q: %w", mode, stdout, err)
+	}
+	m.Rows = r.Rows
+	return m, r, nil
 }
 
 // rawChild is the child side: it reads the n records of topic bench and does the work of mode.

@@ -43,7 +43,7 @@ var scenarios = []scenario{
 	{name: "kafka-iceberg-bucket", source: "kafka", sink: "iceberg", partition: "bucket(id, 64)", delivery: "exactly_once", raw: rawParquet, google: 3.75},
 	{name: "kafka-kafka", source: "kafka", sink: "kafka", delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
-	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", google: 34},
+	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", raw: rawIcebergKafka, google: 34},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquet, google: 3.75 / 1.16},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
@@ -142,7 +142,7 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 		b.WriteString(kafkaSink(e.addr, outTopic))
 	case "bigquery":
 		outTopic = fmt.Sprintf("%s_%d_%d", strings.ReplaceAll(s.name, "-", "_"), run, time.Now().UnixNano())
-		b.WriteString(e.bq.sink(outTopic, filepath.Join(dir, "state"), e.trigger))
+		b.WriteString(e.bq.sink(outTopic, e.trigger))
 	}
 	fmt.Fprintf(&b, "options:\n  name: bench_%s_%d_%d\n  delivery: %s\n  checkpoint_interval: %s\n",
 		strings.ReplaceAll(s.name, "-", "_"), run, time.Now().UnixNano(), s.delivery, e.trigger)

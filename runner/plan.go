@@ -399,3 +399,20 @@ func (f *file) windowingOf(n *Node) *yaml.Node {
 	}
 	return f.windowingOf(n.Inputs[0].From)
 }
+
+// offerCheckpointStores gives every sink that keeps its checkpoints in a store the store of
+// the first source upstream that offers one (component.CheckpointStoreUser).
+func offerCheckpointStores(nodes []*Node) {
+	for _, n := range nodes {
+		user, ok := n.Impl.(component.CheckpointStoreUser)
+		if !ok {
+			continue
+		}
+		for _, src := range n.UpstreamSources() {
+			if cs, ok := src.Impl.(component.CheckpointStores); ok {
+				user.UseCheckpointStore(cs.CheckpointStore())
+				break
+			}
+		}
+	}
+}
