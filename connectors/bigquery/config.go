@@ -30,6 +30,7 @@ type WriteConfig struct {
 	CredentialsFile            string                   `yaml:"credentials_file" doc:"sluice adds: a service account key file; default: Application Default Credentials."`
 	Endpoint                   string                   `yaml:"endpoint" doc:"sluice adds: the BigQuery REST endpoint (for emulators and tests), e.g. http://127.0.0.1:9050. Connects without credentials."`
 	StorageEndpoint            string                   `yaml:"storage_endpoint" doc:"sluice adds: the Storage Write API endpoint as host:port (for emulators and tests). Connects without credentials or TLS."`
+	SourcePositionColumns      bool                     `yaml:"source_position_columns" doc:"sluice adds: write where each row was read into three more columns, sluice_source (STRING), sluice_partition and sluice_offset (INT64). A commit interrupted so long ago that BigQuery no longer knows its streams is then decided by counting its rows instead of by the operator, and at_least_once readers can drop a replay's duplicates by them."`
 	CheckpointDir              string                   `yaml:"checkpoint_dir" doc:"sluice adds: keep the sink's checkpoint and commit intent in files in this directory, fsynced, on a persistent volume. By default they are kept in the topic __sluice_checkpoints of the Kafka source's cluster, or without a Kafka source in .sluice/bigquery (relative to the working directory): see docs/bigquery.md."`
 }
 
@@ -88,7 +89,8 @@ type plan struct {
 	cfg    WriteConfig
 	name   string // the sink's name in the pipeline: its state file's
 	ref    tableRef
-	input  *schemas.Schema
+	input  *schemas.Schema // the rows' schema
+	stored *schemas.Schema // the table's: input, with source_position_columns the position columns
 	errOut *component.ErrorOutput
 }
 
@@ -101,6 +103,19 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	p := &plan{cfg: *cfg, name: c.Name, input: c.Input()}
 	if p.input == nil {
 		return nil, fmt.Errorf("%s needs an input", c.Describe())
+	}
+	p.stored = p.input
+	if cfg.SourcePositionColumns {
+		taken := false
+		for _, col := range []string{colSource, colPartition, colOffset} {
+			if _, ok := fieldFold(p.input, col); ok {
+				c.Errorf(c.KeyPos("source_position_columns"), "source_position_columns: the rows already have a field %q; rename it", col)
+				taken = true
+			}
+		}
+		if !taken {
+			p.stored = withPositions(p.input)
+		}
 	}
 	var err error
 	if p.ref, err = parseTable(cfg.Table); err != nil {
@@ -125,8 +140,8 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 		c.Errorf(c.KeyPos("clustering_fields"), "clustering_fields: BigQuery clusters by at most 4 columns, not %d", len(cfg.ClusteringFields))
 	}
 	for _, f := range cfg.ClusteringFields {
-		if _, ok := fieldFold(p.input, f); !ok {
-			c.Errorf(c.KeyPos("clustering_fields"), "clustering_fields: the rows have no field %q (fields: %s)", f, strings.Join(p.input.Names(), ", "))
+		if _, ok := fieldFold(p.stored, f); !ok {
+			c.Errorf(c.KeyPos("clustering_fields"), "clustering_fields: the rows have no field %q (fields: %s)", f, strings.Join(p.stored.Names(), ", "))
 		}
 	}
 	if tp := cfg.TimePartitioning; tp != nil && tp.Field != "" {
@@ -142,7 +157,7 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 		}
 	}
 	if cfg.CreateDisposition != "CREATE_NEVER" {
-		if _, err := tableSchemaFor(p.input); err != nil {
+		if _, err := tableSchemaFor(p.stored); err != nil {
 			c.Errorf(c.Pos, "%s: the rows cannot become a BigQuery table: %v", c.Describe(), err)
 		}
 	}

@@ -158,11 +158,14 @@ func (e *emulator) client() *bigquery.Client {
 }
 
 // build builds a WriteToBigQuery sink writing ds.table for rows of in, with a checkpoint
-// directory of the table's own.
-func (e *emulator) build(in *schemas.Schema, table string) *sink {
+// directory of the table's own and extra config lines.
+func (e *emulator) build(in *schemas.Schema, table string, extra ...string) *sink {
 	e.t.Helper()
 	cfg := fmt.Sprintf("type: WriteToBigQuery\nconfig:\n  table: %s:ds.%s\n  endpoint: %s\n  storage_endpoint: %s\n  checkpoint_dir: %s\n",
 		testProject, table, e.rest, e.grpcAddr, filepath.Join(e.dir, table))
+	for _, line := range extra {
+		cfg += "  " + line + "\n"
+	}
 	b := componenttest.Env{File: "pipeline.yaml"}.Build(e.t, "", cfg, in)
 	if err := b.Err(); err != nil || b.Component == nil {
 		e.t.Fatalf("build: %v", err)
@@ -173,9 +176,9 @@ func (e *emulator) build(in *schemas.Schema, table string) *sink {
 // write writes rows through a new sink as a pipeline with two lanes would: row i on lane i%2,
 // the first half as epoch 1 and the rest as epoch 2, each flushed and then committed with its
 // checkpoint (connectortest.Driver's).
-func (e *emulator) write(ctx context.Context, in *schemas.Schema, table string, delivery component.Delivery, rows []schemas.Row) (err error) {
+func (e *emulator) write(ctx context.Context, in *schemas.Schema, table string, delivery component.Delivery, rows []schemas.Row, extra ...string) (err error) {
 	const lanes = 2
-	s := e.build(in, table)
+	s := e.build(in, table, extra...)
 	info := component.SinkInfo{Pipeline: "emulator", Lanes: lanes, Delivery: delivery}
 	if _, err := s.Open(ctx, info); err != nil {
 		return fmt.Errorf("open: %w", err)
@@ -224,6 +227,39 @@ func (e *emulator) query(ctx context.Context, sql string) (bigquery.Schema, [][]
 			return nil, nil, err
 		}
 		rows = append(rows, row)
+	}
+}
+
+// The query that decides an old interrupted commit by the source position columns counts, in
+// GoogleSQL, exactly the rows of its offset ranges.
+func TestEmulatorCountByPositions(t *testing.T) {
+	e := startEmulator(t)
+	ctx, cancel := context.WithTimeout(context.Background(), emuTimeout)
+	defer cancel()
+	in := schemas.New(schemas.Field{Name: "id", Type: schemas.Type{Kind: schemas.Int64}})
+	const positions = "source_position_columns: true"
+	if err := e.write(ctx, in, "positions", component.ExactlyOnce, emuCopies([]schemas.Row{{int64(1)}}, 10), positions); err != nil {
+		t.Fatal(err)
+	}
+	s := e.build(in, "positions", positions)
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "emulator", Lanes: 1, Delivery: component.ExactlyOnce}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	for _, c := range []struct {
+		ranges []offsetRange
+		want   int64
+	}{
+		{[]offsetRange{{"test:in", 0, 0, 10}}, 10},
+		{[]offsetRange{{"test:in", 0, 2, 5}}, 3},
+		{[]offsetRange{{"test:in", 0, 2, 5}, {"test:in", 0, 8, 20}}, 5},
+		{[]offsetRange{{"test:in", 1, 0, 10}}, 0},
+		{[]offsetRange{{"test:other", 0, 0, 10}}, 0},
+		{[]offsetRange{{"test:in", 0, 10, 20}}, 0},
+	} {
+		if n, err := s.countRows(ctx, c.ranges); err != nil || n != c.want {
+			t.Errorf("count %+v = %d, %v; want %d", c.ranges, n, err, c.want)
+		}
 	}
 }
 

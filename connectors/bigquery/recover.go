@@ -49,7 +49,9 @@ func (s *sink) recover(ctx context.Context, st *state) error {
 //     so they are committed now (by whichever copy gets there first: a stream committed
 //     already counts as committed);
 //   - a stream unknown and none committed: the commit never happened and the rows are gone,
-//     if the intent is young; else the operator decides (IntentEnv).
+//     if the intent is young; else the rows of its offset ranges are counted in the table
+//     (source_position_columns; a commit is atomic, so any row means all of them), or the
+//     operator decides (IntentEnv).
 func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how string, err error) {
 	var missing []string
 	for _, name := range in.Streams {
@@ -86,6 +88,16 @@ func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how stri
 	}
 	if age := time.Since(in.At); age < youngIntent {
 		return false, fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)), nil
+	}
+	if s.p.cfg.SourcePositionColumns {
+		n, err := s.count(ctx, intentRanges(in))
+		switch {
+		case err != nil:
+			return false, "", fmt.Errorf("%s: BigQuery no longer knows the streams of epoch %d's commit; counting its rows by their source positions: %w", s.what, in.Epoch, err)
+		case n > 0:
+			return true, fmt.Sprintf("the table holds %d of its rows (source_position_columns)", n), nil
+		}
+		return false, "the table holds none of its rows (source_position_columns)", nil
 	}
 	return false, "", fmt.Errorf("%s: a commit of epoch %d (%d rows, %s) was interrupted %s ago, and BigQuery no longer knows its stream %s: "+
 		"after this long it cannot tell whether the commit happened. Look for the epoch's rows in %s and rerun with "+

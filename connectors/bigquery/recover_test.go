@@ -30,12 +30,12 @@ func crashAt(t *testing.T, step string) {
 // interrupted writes rows 0..9 as epoch 1 and commits them, then rows 10..19 as epoch 2,
 // whose commit stops at step. It returns the fake and a function that opens the sink again,
 // as a restarted process would.
-func interrupted(t *testing.T, step string) (*fakeBQ, func() (*component.Checkpoint, error)) {
+func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func() (*component.Checkpoint, error)) {
 	ctx := context.Background()
 	f := newFakeBQ(t)
 	info := component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce}
 	d := connectortest.Driver{T: t, Pipeline: info.Pipeline, Lanes: 2, Source: "test:in"}
-	s := f.build(connectortest.Schema, "t")
+	s := f.build(connectortest.Schema, "t", extra...)
 	if _, err := s.Open(ctx, info); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func interrupted(t *testing.T, step string) (*fakeBQ, func() (*component.Checkpo
 	}
 	stepHook = nil
 	return f, func() (*component.Checkpoint, error) {
-		s := f.build(connectortest.Schema, "t")
+		s := f.build(connectortest.Schema, "t", extra...)
 		t.Cleanup(func() { _ = s.Close(ctx) })
 		return s.Open(ctx, info)
 	}
@@ -181,6 +181,55 @@ func TestRecoverOldLostStreams(t *testing.T) {
 	if cp == nil || cp.Epoch != 2 {
 		t.Fatalf("assume-committed: checkpoint %+v, want epoch 2", cp)
 	}
+}
+
+// With source_position_columns, an old intent whose streams BigQuery no longer knows is decided
+// by counting the rows of its offset ranges in the table: none there, the epoch is read again;
+// there, it committed. The columns hold each row's source position.
+func TestRecoverOldLostStreamsByPositions(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		step  string
+		epoch uint64
+	}{{"intent-saved", 1}, {"committed", 2}} {
+		f, _ := interrupted(t, c.step, "source_position_columns: true")
+		forgetIntentStreams(t, f, 3*time.Hour)
+		s := f.build(connectortest.Schema, "t", "source_position_columns: true")
+		var counted []offsetRange
+		s.count = func(_ context.Context, ranges []offsetRange) (int64, error) {
+			counted = ranges
+			return f.countByPosition("t", ranges), nil
+		}
+		cp, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce})
+		if err != nil {
+			t.Fatalf("crash at %s: %v", c.step, err)
+		}
+		wantState(t, f, cp, c.epoch, int(10*c.epoch))
+		if want := (offsetRange{source: "test:in", partition: 0, from: 10, next: 20}); len(counted) != 1 || counted[0] != want {
+			t.Errorf("crash at %s: counted %+v, want epoch 2's range %+v", c.step, counted, want)
+		}
+		_ = s.Close(ctx)
+	}
+}
+
+// countByPosition counts the committed rows of ds.table whose source position columns fall in
+// ranges, as the sink's count query does in BigQuery.
+func (f *fakeBQ) countByPosition(table string, ranges []offsetRange) int64 {
+	var n int64
+	for _, r := range f.rows(table) {
+		src, _ := r[colSource].(string)
+		part, _ := r[colPartition].(int64)
+		off, ok := r[colOffset].(int64)
+		if !ok {
+			f.t.Fatalf("row %v has no source position", r)
+		}
+		for _, rg := range ranges {
+			if src == rg.source && part == int64(rg.partition) && off >= rg.from && off < rg.next {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // An intent whose streams BigQuery knows but refuses to commit (INVALID_STREAM_STATE: "not

@@ -38,6 +38,7 @@ type intent struct {
 	Epoch   uint64             `json:"epoch"`
 	Streams []string           `json:"streams"`
 	Rows    int64              `json:"rows"`
+	From    schemas.Offsets    `json:"from,omitempty"` // where the commit's partitions started
 	Next    schemas.Offsets    `json:"next"`
 	State   []byte             `json:"state,omitempty"`
 	At      time.Time          `json:"at"`

@@ -22,8 +22,9 @@ const maxRequestBytes = 9 << 20
 type laneWriter struct {
 	s       *sink
 	slot    *slot
-	seg     int // how many times this lane has flushed: its rows go to segment seg
-	rowSize int // encoded bytes per row of the previous batch, to size the next one's buffer
+	seg     int         // how many times this lane has flushed: its rows go to segment seg
+	rowSize int         // encoded bytes per row of the previous batch, to size the next one's buffer
+	scratch schemas.Row // a row with its source position columns (source_position_columns)
 }
 
 // slot is a write stream the lanes share when num_streams is below the number of lanes (one
@@ -81,7 +82,12 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 	}
 	rows := make([]pendingRow, 0, len(b.Rows))
 	buf := make([]byte, 0, len(b.Rows)*max(w.rowSize, 64)*9/8) // growing it costs copies
+	positions := w.s.p.cfg.SourcePositionColumns
 	for i, row := range b.Rows {
+		if positions {
+			w.scratch = appendPosition(w.scratch, row, position(b, i))
+			row = w.scratch
+		}
 		start := len(buf)
 		var err error
 		if buf, err = w.s.enc.Encode(buf, row); err != nil {
