@@ -90,8 +90,8 @@ func (k *kafkaState) load(ctx context.Context) (*state, map[string]*state, error
 	return own, all, nil
 }
 
-// loadStates returns the states of every copy of sink (pipeline/sink) in store, with the time
-// each was saved in its At.
+// loadStates returns the states of every copy of sink (pipeline/sink) in store, each with the
+// time it was saved.
 func loadStates(ctx context.Context, store component.CheckpointStore, sink string) (map[string]*state, error) {
 	stored, err := store.Load(ctx, sink)
 	if err != nil {
