@@ -52,9 +52,15 @@ func rawIcebergChild(addr, dir, topic string) error {
 			produceErr = err
 		}
 	}
+	var buf []byte // the values of a batch of rows, as a WriteToKafka lane keeps them
 	for _, path := range paths {
 		if err := eachParquetRow(ctx, path, func(s *schemas.Schema, row schemas.Row) {
-			v := schemas.AppendJSON(nil, s, row)
+			if cap(buf)-len(buf) < 4096 {
+				buf = make([]byte, 0, 1<<20)
+			}
+			start := len(buf)
+			buf = schemas.AppendJSON(buf, s, row)
+			v := buf[start:len(buf):len(buf)]
 			r.Rows++
 			r.Bytes += int64(len(v))
 			cl.Produce(ctx, &kgo.Record{Value: v}, done)
