@@ -164,8 +164,8 @@ func TestTemplatesListAndDescribe(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"PARAMETER": "TYPE REQUIRED DEFAULT", "bootstrapServers": "text yes Kafka",
-		"triggeringFrequencySeconds": "integer yes How", "format": "enum(RAW|STRING|JSON|AVRO) no JSON",
-		"fileDescriptorPath": "unsupported no the"} {
+		"triggeringFrequencySeconds": "integer yes How", "format": "enum(RAW|STRING|JSON|AVRO|PROTO) no JSON",
+		"fileDescriptorPath": "text no PROTO:"} {
 		if rows[name] != want {
 			t.Errorf("describe shows %s as %q, want %q:\n%s", name, rows[name], want, out)
 		}

@@ -19,8 +19,11 @@ type ReadConfig struct {
 	Topic            []string   `yaml:"topic" doc:"The topic to read, or a list of topics. Every partition of each is read."`
 	TopicPattern     string     `yaml:"topic_pattern" doc:"sluice adds: instead of topic, read every topic whose whole name matches this regular expression (RE2 syntax), as found when the pipeline starts."`
 	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
-	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema. Default AVRO, as in Beam."`
-	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW and STRING."`
+	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema, PROTO the fields of message_name. Default AVRO, as in Beam."`
+	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW, STRING and PROTO."`
+
+	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO: a FileDescriptorSet file holding message_name and what it imports, as protoc --include_imports --descriptor_set_out=FILE writes it."`
+	MessageName        string `yaml:"message_name" doc:"PROTO: the message the values hold, by its full name (package.Message) or a name no other message of the file has."`
 
 	ConsumerConfig        map[string]string `yaml:"consumer_config" doc:"Java consumer properties; see docs/kafka.md for the ones sluice maps onto its client (group.id, isolation.level, max.poll.records, fetch.max.bytes, ...). Others are ignored."`
 	ConsumerConfigUpdates map[string]string `yaml:"consumer_config_updates" doc:"The same as consumer_config (Beam's name); applied after it."`

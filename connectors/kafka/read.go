@@ -119,6 +119,14 @@ func uniqueTopics(ctx *component.Context, topics []string) []string {
 }
 
 func readFormatOf(ctx *component.Context, cfg *ReadConfig) (readFormat, bool) {
+	if cfg.Format != "PROTO" {
+		for _, key := range []string{"file_descriptor_path", "message_name"} {
+			if component.MappingValue(ctx.Config, key) != nil {
+				ctx.Errorf(ctx.KeyPos(key), "%s: %s is for format PROTO, and the format is %s", ctx.Describe(), key, cfg.Format)
+				return readFormat{}, false
+			}
+		}
+	}
 	switch cfg.Format {
 	case "RAW", "STRING":
 		if cfg.Schema != nil {
@@ -148,6 +156,12 @@ func readFormatOf(ctx *component.Context, cfg *ReadConfig) (readFormat, bool) {
 				return dec.Decode(v)
 			}
 		}}, true
+	case "PROTO":
+		codec := protoCodecOf(ctx, cfg)
+		if codec == nil {
+			return readFormat{}, false
+		}
+		return readFormat{schema: codec.schema, newDecoder: codec.newDecoder}, true
 	}
 	codec := avroCodecOf(ctx, cfg.Schema, "AVRO (the default format)")
 	if codec == nil {
