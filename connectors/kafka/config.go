@@ -51,7 +51,7 @@ type ReadConfig struct {
 type WriteConfig struct {
 	Topic            string     `yaml:"topic" required:"true" doc:"The topic to write to."`
 	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
-	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row."`
+	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row, PROTO a message of message_name."`
 	Schema           *yaml.Node `yaml:"schema" doc:"AVRO only: the Avro record schema to write (JSON text or a mapping); its fields are matched to the rows' by name. Default: one derived from the input's fields."`
 
 	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"sluice adds: write the values in the Confluent wire format (format AVRO or JSON), registering their schema under the subject of this schema registry. Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`
@@ -65,9 +65,8 @@ type WriteConfig struct {
 	// ErrorHandling names the output for rows that cannot be encoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that cannot be encoded to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
 
-	// Beam's PROTO options, refused with a clear message.
-	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO only, which sluice does not support."`
-	MessageName        string `yaml:"message_name" doc:"PROTO only, which sluice does not support."`
+	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO: a FileDescriptorSet file holding message_name and what it imports, as protoc --include_imports --descriptor_set_out=FILE writes it."`
+	MessageName        string `yaml:"message_name" doc:"PROTO: the message to write, by its full name (package.Message) or a name no other message of the file has; the rows' fields set its fields of the same names."`
 }
 
 // SetDefaults sets Beam's defaults.

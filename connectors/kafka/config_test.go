@@ -187,8 +187,8 @@ config:
   schema: '{"type": "record", "name": "P", "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}, {"name": "age", "type": "long"}]}'
 `, people, []string{
 			`pipeline.yaml:6:11: WriteToKafka: the Avro schema does not fit input "in0": the Avro record's field "age" is not in the input and cannot be null`}},
-		{"write proto", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, message_name: M}\n", people, []string{
-			`pipeline.yaml:2:72: WriteToKafka: message_name is for format PROTO, which sluice does not support`}},
+		{"proto keys with another format", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, message_name: M}\n", people, []string{
+			`pipeline.yaml:2:72: WriteToKafka: message_name is for format PROTO, and the format is JSON`}},
 	}
 	t.Setenv("SLUICE_TEST_SECRET", "secret-password")
 	for _, c := range cases {

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -35,25 +37,26 @@ type protoCodec struct {
 	schema *schemas.Schema
 }
 
-// protoCodecOf loads the message of format PROTO, reporting problems at their config keys.
-func protoCodecOf(ctx *component.Context, cfg *ReadConfig) *protoCodec {
+// protoCodecOf loads the message of format PROTO from the config's file_descriptor_path and
+// message_name, reporting problems at their keys.
+func protoCodecOf(ctx *component.Context, descriptorPath, messageName string, schema *yaml.Node) *protoCodec {
 	ok := true
-	if cfg.FileDescriptorPath == "" {
+	if descriptorPath == "" {
 		ctx.Errorf(ctx.KeyPos("format"), "%s: format PROTO needs file_descriptor_path: a FileDescriptorSet, as `protoc --include_imports --descriptor_set_out=FILE` writes", ctx.Describe())
 		ok = false
 	}
-	if cfg.MessageName == "" {
+	if messageName == "" {
 		ctx.Errorf(ctx.KeyPos("format"), "%s: format PROTO needs message_name: the message the values hold", ctx.Describe())
 		ok = false
 	}
-	if cfg.Schema != nil {
+	if schema != nil {
 		ctx.Errorf(ctx.KeyPos("schema"), "%s: with format PROTO the schema is the message's, from file_descriptor_path; a .proto text is not read (compile it with protoc --descriptor_set_out)", ctx.Describe())
 		ok = false
 	}
 	if !ok {
 		return nil
 	}
-	md, err := loadProtoMessage(cfg.FileDescriptorPath, cfg.MessageName)
+	md, err := loadProtoMessage(descriptorPath, messageName)
 	if err != nil {
 		key := "file_descriptor_path"
 		if errors.Is(err, errNoMessage) {

@@ -157,7 +157,7 @@ func readFormatOf(ctx *component.Context, cfg *ReadConfig) (readFormat, bool) {
 			}
 		}}, true
 	case "PROTO":
-		codec := protoCodecOf(ctx, cfg)
+		codec := protoCodecOf(ctx, cfg.FileDescriptorPath, cfg.MessageName, cfg.Schema)
 		if codec == nil {
 			return readFormat{}, false
 		}

@@ -65,8 +65,8 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	keyFn, kok := recordKey(ctx, cfg.Key)
 	ok = ok && kok
 	for _, key := range []string{"file_descriptor_path", "message_name"} {
-		if component.MappingValue(ctx.Config, key) != nil {
-			ctx.Errorf(ctx.KeyPos(key), "%s: %s is for format PROTO, which sluice does not support", ctx.Describe(), key)
+		if cfg.Format != "PROTO" && component.MappingValue(ctx.Config, key) != nil {
+			ctx.Errorf(ctx.KeyPos(key), "%s: %s is for format PROTO, and the format is %s", ctx.Describe(), key, cfg.Format)
 			ok = false
 		}
 	}
@@ -114,6 +114,8 @@ func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool)
 			f.schema = sr.Schema{Schema: string(text), Type: sr.TypeJSON}
 		}
 		return f, true
+	case "PROTO":
+		return protoWriteFormat(ctx, cfg)
 	}
 	return avroWriteFormat(ctx, cfg)
 }
@@ -148,7 +150,7 @@ func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, boo
 			if in.Schema == nil {
 				continue
 			}
-			if err := avroFits(in.Schema.Fields, codec.schema.Fields, ""); err != nil {
+			if err := fieldsFit(in.Schema.Fields, codec.schema.Fields, "", avroTarget); err != nil {
 				ctx.Errorf(ctx.KeyPos("schema"), "%s: the Avro schema does not fit input %q: %v", ctx.Describe(), in.Name, err)
 				ok = false
 			}
@@ -194,39 +196,48 @@ func avroWriteFormat(ctx *component.Context, cfg *WriteConfig) (writeFormat, boo
 	}}, true
 }
 
-// avroFits checks that rows with fields in can be written with an Avro record of fields out:
-// every input field is in the record with a type that holds its values, and the record's
-// other fields may be null.
-func avroFits(in, out []schemas.Field, path string) error {
+// fitTarget names what rows are written as, in the messages of fieldsFit: the Avro record,
+// or a Protocol Buffers message (whose fields may all be absent).
+type fitTarget struct {
+	record, schema string // "the Avro record", "the Avro schema"
+	absentOK       bool   // a field the input lacks is fine, nullable or not
+}
+
+var avroTarget = fitTarget{record: "the Avro record", schema: "the Avro schema"}
+
+// fieldsFit checks that rows with fields in can be written as a record of fields out: every
+// input field is in the record with a type that holds its values, and the record's other
+// fields may be null.
+func fieldsFit(in, out []schemas.Field, path string, t fitTarget) error {
 	for _, f := range in {
 		o, ok := fieldNamed(out, f.Name)
 		if !ok {
-			return fmt.Errorf("field %q of the input is not in the Avro record", join(path, f.Name))
+			return fmt.Errorf("field %q of the input is not in %s", join(path, f.Name), t.record)
 		}
-		if err := avroTypeFits(f.Type, o.Type, join(path, f.Name)); err != nil {
+		if err := typeFits(f.Type, o.Type, join(path, f.Name), t); err != nil {
 			return err
 		}
 	}
 	for _, o := range out {
-		if _, ok := fieldNamed(in, o.Name); !ok && !o.Nullable {
-			return fmt.Errorf("the Avro record's field %q is not in the input and cannot be null", join(path, o.Name))
+		if _, ok := fieldNamed(in, o.Name); !ok && !o.Nullable && !t.absentOK {
+			return fmt.Errorf("%s's field %q is not in the input and cannot be null", t.record, join(path, o.Name))
 		}
 	}
 	return nil
 }
 
-func avroTypeFits(in, out schemas.Type, path string) error {
+func typeFits(in, out schemas.Type, path string, t fitTarget) error {
 	switch {
 	case in.Kind == schemas.Any:
 		return nil // checked per value
 	case in.Kind == schemas.Int64 && out.Kind == schemas.Float64:
 		return nil
 	case in.Kind != out.Kind:
-		return fmt.Errorf("field %q holds %s values, but the Avro schema has %s there", path, in, out)
+		return fmt.Errorf("field %q holds %s values, but %s has %s there", path, in, t.schema, out)
 	case in.Kind == schemas.Struct:
-		return avroFits(in.Fields, out.Fields, path)
+		return fieldsFit(in.Fields, out.Fields, path, t)
 	case (in.Kind == schemas.Array || in.Kind == schemas.Map) && in.Elem != nil && out.Elem != nil:
-		return avroTypeFits(*in.Elem, *out.Elem, path+"[]")
+		return typeFits(*in.Elem, *out.Elem, path+"[]", t)
 	}
 	return nil
 }
