@@ -86,8 +86,11 @@ func (s *sink) countRows(ctx context.Context, ranges []offsetRange) (int64, erro
 		}
 		return 0, err
 	}
+	if len(row) != 1 {
+		return 0, fmt.Errorf("the count query returned %v", row)
+	}
 	n, ok := row[0].(int64)
-	if len(row) != 1 || !ok {
+	if !ok {
 		return 0, fmt.Errorf("the count query returned %v", row)
 	}
 	return n, nil

@@ -125,7 +125,10 @@ func protoMapKey(fd protoreflect.FieldDescriptor, k string) (protoreflect.MapKey
 		return protoreflect.MapKey{}, fmt.Errorf("key %q is not an integer", k)
 	}
 	v, err := protoValueOf(fd, n, nil)
-	return v.MapKey(), err
+	if err != nil {
+		return protoreflect.MapKey{}, fmt.Errorf("key %q: %w", k, err)
+	}
+	return v.MapKey(), nil
 }
 
 // protoValueOf converts one row value (an element, for a repeated field) to a value of field
@@ -179,6 +182,9 @@ func protoValueOf(fd protoreflect.FieldDescriptor, v any, newMessage func() prot
 		case string:
 			if ev := fd.Enum().Values().ByName(protoreflect.Name(x)); ev != nil {
 				return protoreflect.ValueOfEnum(ev.Number()), nil
+			}
+			if n, err := strconv.ParseInt(x, 10, 32); err == nil { // a number the descriptor does not name, as read
+				return protoreflect.ValueOfEnum(protoreflect.EnumNumber(n)), nil
 			}
 			return protoreflect.Value{}, fmt.Errorf("enum %s has no value %q", fd.Enum().FullName(), x)
 		case int64:

@@ -271,3 +271,46 @@ func TestWriteProtoErrors(t *testing.T) {
 		}
 	}
 }
+
+// A map key out of its field's range is a row error, not a panic; an enum number the
+// descriptor does not name is written as read.
+func TestWriteProtoMapKeysAndEnumNumbers(t *testing.T) {
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{{
+		Name: proto.String("m.proto"), Package: proto.String("m"), Syntax: proto.String("proto3"),
+		EnumType: []*descriptorpb.EnumDescriptorProto{{Name: proto.String("E"), Value: []*descriptorpb.EnumValueDescriptorProto{{Name: proto.String("Z"), Number: proto.Int32(0)}}}},
+		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("M"),
+			Field: []*descriptorpb.FieldDescriptorProto{
+				{Name: proto.String("m"), Number: proto.Int32(1), Label: descriptorpb.FieldDescriptorProto_LABEL_REPEATED.Enum(),
+					Type: descriptorpb.FieldDescriptorProto_TYPE_MESSAGE.Enum(), TypeName: proto.String(".m.M.MEntry")},
+				{Name: proto.String("e"), Number: proto.Int32(2), Type: descriptorpb.FieldDescriptorProto_TYPE_ENUM.Enum(), TypeName: proto.String(".m.E")},
+			},
+			NestedType: []*descriptorpb.DescriptorProto{{Name: proto.String("MEntry"), Options: &descriptorpb.MessageOptions{MapEntry: proto.Bool(true)},
+				Field: []*descriptorpb.FieldDescriptorProto{
+					{Name: proto.String("key"), Number: proto.Int32(1), Type: descriptorpb.FieldDescriptorProto_TYPE_INT32.Enum()},
+					{Name: proto.String("value"), Number: proto.Int32(2), Type: descriptorpb.FieldDescriptorProto_TYPE_STRING.Enum()},
+				}}},
+		}},
+	}}}
+	data, err := proto.Marshal(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.pb")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{"format: PROTO", "file_descriptor_path: " + path, "message_name: M"}
+	src := build(t, "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
+	enc := build(t, "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.newEncoder()
+	if _, _, err := enc([]byte{}, src.out, schemas.Row{map[string]any{"5000000000": "x"}, "Z"}); err == nil || !strings.Contains(err.Error(), `key "5000000000": 5000000000 does not fit int32`) {
+		t.Errorf("an int32 key out of range: %v", err)
+	}
+	b, _, err := enc([]byte{}, src.out, schemas.Row{map[string]any{"-3": "x"}, "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := src.format.newDecoder()(b)
+	if err != nil || fmt.Sprint(row) != "[map[-3:x] 7]" {
+		t.Errorf("read back %v, %v; want [map[-3:x] 7]", row, err)
+	}
+}
