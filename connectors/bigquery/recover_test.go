@@ -322,3 +322,30 @@ func TestSharedRefusesCheckpointDir(t *testing.T) {
 		t.Fatalf("want a refusal saying to remove checkpoint_dir, got %v", err)
 	}
 }
+
+// The state of a copy that wrote another table (before the pipeline was pointed at this one)
+// does not move this table's offsets, and its interrupted commit is not settled here.
+func TestMergedIgnoresAnotherTablesCopy(t *testing.T) {
+	ctx := context.Background()
+	f, _ := interrupted(t, "intent-saved")
+	crashed, err := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "").read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.build(connectortest.Schema, "other")
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	commits := f.srv.Calls().BatchCommitWriteStreams
+	cp, err := s.merged(ctx, state{Pipeline: "p"}, map[string]*state{"p/WriteToBigQuery": crashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp != nil {
+		t.Errorf("checkpoint %+v from a copy of table t, want none for table other", cp)
+	}
+	if n := f.srv.Calls().BatchCommitWriteStreams; n != commits {
+		t.Errorf("committed table t's streams while opening table other")
+	}
+}

@@ -179,7 +179,14 @@ func (s *sink) adoptStateFile(ctx context.Context, info component.SinkInfo) (*st
 // committed if BigQuery still holds them finalized): that partition may be this copy's now.
 func (s *sink) merged(ctx context.Context, own state, others map[string]*state) (*component.Checkpoint, error) {
 	next := own.Next.Clone()
-	for _, o := range others {
+	for key, o := range others {
+		if o.Table != "" && o.Table != s.p.ref.String() {
+			// A copy that wrote another table before the pipeline was pointed here: its
+			// offsets and its commits are that table's.
+			slog.Warn("ignoring the state of a copy that wrote another table", "sink", s.what, "copy", key, "its table", o.Table, "table", s.p.ref.String())
+			delete(others, key)
+			continue
+		}
 		next.Advance(o.Next)
 	}
 	for _, key := range slices.Sorted(maps.Keys(others)) {
