@@ -46,15 +46,14 @@ type offsetRange struct {
 }
 
 // intentRanges returns the offsets the rows of an intent's commit were read from: for every
-// partition it moves, from where the commit started (0 for a partition the sink had not
-// committed before) up to its next offset.
+// partition it wrote, from its first row up to its next offset. Earlier commits hold only
+// rows before the first, so the table's rows in the ranges are this commit's.
 func intentRanges(in *intent) []offsetRange {
 	var out []offsetRange
-	for src, parts := range in.Next {
-		for p, next := range parts {
-			from, _ := in.From.Get(src, p)
-			if next > from {
-				out = append(out, offsetRange{source: src, partition: p, from: from, next: next})
+	for src, parts := range in.Written {
+		for p, first := range parts {
+			if next, ok := in.Next.Get(src, p); ok && next > first {
+				out = append(out, offsetRange{source: src, partition: p, from: first, next: next})
 			}
 		}
 	}

@@ -89,8 +89,8 @@ func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how stri
 	if age := time.Since(in.At); age < youngIntent {
 		return false, fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)), nil
 	}
-	if s.p.cfg.SourcePositionColumns {
-		n, err := s.count(ctx, intentRanges(in))
+	if ranges := intentRanges(in); s.p.cfg.SourcePositionColumns && len(ranges) > 0 {
+		n, err := s.count(ctx, ranges)
 		switch {
 		case err != nil:
 			return false, "", fmt.Errorf("%s: BigQuery no longer knows the streams of epoch %d's commit; counting its rows by their source positions: %w", s.what, in.Epoch, err)

@@ -349,3 +349,23 @@ func TestMergedIgnoresAnotherTablesCopy(t *testing.T) {
 		t.Errorf("committed table t's streams while opening table other")
 	}
 }
+
+// The intent of a commit is saved with the group's offsets where the commit's rows begin, not
+// where they end: were the commit found lost, a partition its checkpoint does not hold would
+// resume from the group's offset and skip the commit's rows.
+func TestIntentFences(t *testing.T) {
+	cp := component.Checkpoint{
+		Next:   schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}},
+		From:   schemas.Offsets{"kafka:t": {0: 40}},
+		Fences: []component.GroupFence{{Group: "g", MemberID: "m", Generation: 3, Offsets: schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}}}},
+	}
+	written := schemas.Offsets{"kafka:t": {0: 41, 1: 60}}
+	got := intentFences(cp, written)
+	want := schemas.Offsets{"kafka:t": {0: 40, 1: 60, 2: 90}} // held, first written, nothing written
+	if len(got) != 1 || got[0].Group != "g" || got[0].MemberID != "m" || got[0].Generation != 3 || !got[0].Offsets.Equal(want) {
+		t.Errorf("intent fences %+v, want offsets %v", got, want)
+	}
+	if !cp.Fences[0].Offsets.Equal(cp.Next) {
+		t.Errorf("the checkpoint's own fences changed: %v", cp.Fences[0].Offsets)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // sink is WriteToBigQuery. With exactly_once each lane appends an epoch's rows to a pending
@@ -44,10 +45,12 @@ type sink struct {
 	store   stateStore
 	lanes   int
 	slots   []*slot
+	writers map[int]*laneWriter
 
 	mu      sync.Mutex
 	st      state                    // the committed checkpoint
 	pending map[uint64][]finalStream // epoch -> its finalized, uncommitted streams
+	written map[uint64]schemas.Offsets // epoch -> per partition, the first offset its rows hold
 }
 
 // finalStream is a finalized pending stream and its row count.
@@ -119,7 +122,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 		}
 	}
 	s.st = *st
-	s.pending = map[uint64][]finalStream{}
+	s.pending, s.written, s.writers = map[uint64][]finalStream{}, map[uint64]schemas.Offsets{}, map[int]*laneWriter{}
 	n := s.lanes
 	if k := s.p.cfg.NumStreams; k > 0 && k < n {
 		n = k
@@ -315,8 +318,41 @@ func isHTTPConflict(err error) bool {
 	return errors.As(err, &e) && e.Code == http.StatusConflict
 }
 
+// Writer returns the writer of a lane: the same one for every call, since a lane's writer
+// counts its segments.
 func (s *sink) Writer(lane int) component.Writer {
-	return &laneWriter{s: s, slot: s.slots[lane%len(s.slots)]}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.writers[lane]
+	if w == nil {
+		w = &laneWriter{s: s, slot: s.slots[lane%len(s.slots)]}
+		s.writers[lane] = w
+	}
+	return w
+}
+
+// wrote records where a lane's rows of epoch begin, per partition, for its Commit.
+func (s *sink) wrote(epoch uint64, first schemas.Offsets) {
+	if len(first) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written[epoch] == nil {
+		s.written[epoch] = schemas.Offsets{}
+	}
+	lowerTo(s.written[epoch], first)
+}
+
+// lowerTo moves each partition of o down to its offset in other, adding those o lacks.
+func lowerTo(o, other schemas.Offsets) {
+	for src, parts := range other {
+		for p, off := range parts {
+			if cur, ok := o.Get(src, p); !ok || off < cur {
+				o.Set(src, p, off)
+			}
+		}
+	}
 }
 
 // sealed records the finalized streams of an epoch for its Commit.
@@ -343,6 +379,12 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			rows += f.rows
 		}
 	}
+	written := schemas.Offsets{}
+	for e, first := range s.written {
+		if e <= cp.Epoch {
+			lowerTo(written, first)
+		}
+	}
 	st := s.st
 	s.mu.Unlock()
 	if cp.Epoch <= st.Epoch && st.Epoch > 0 {
@@ -352,12 +394,8 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 		if err := testPause("finalized"); err != nil {
 			return err
 		}
-		from := cp.From
-		if from == nil {
-			from = st.Next // a caller that does not say: where the sink's checkpoint stands
-		}
-		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, From: from, Next: cp.Next, State: cp.State, At: time.Now().UTC(), Lineage: cp.Lineage}
-		if err := s.store.save(ctx, &st, cp.Fences); err != nil {
+		st.Intent = &intent{Epoch: cp.Epoch, Streams: streams, Rows: rows, Written: written, Next: cp.Next, State: cp.State, At: time.Now().UTC(), Lineage: cp.Lineage}
+		if err := s.store.save(ctx, &st, intentFences(cp, written)); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
 		if err := testPause("intent-saved"); err != nil {
@@ -379,8 +417,39 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	for _, e := range done {
 		delete(s.pending, e)
 	}
+	for e := range s.written {
+		if e <= cp.Epoch {
+			delete(s.written, e)
+		}
+	}
 	s.mu.Unlock()
 	return nil
+}
+
+// intentFences are the fences of cp for saving its intent: the same memberships, with the
+// offsets the consumer group may hold while the commit is under way. Those are where each
+// partition's rows of the commit begin: where the sink's checkpoint has it (cp.From), else
+// its first row written, else (no row of it written) its next offset. Should the commit be
+// found lost, a partition the checkpoint does not hold resumes from the group's offset, so the
+// commit's own offsets go to the group only with the checkpoint after it.
+func intentFences(cp component.Checkpoint, written schemas.Offsets) []component.GroupFence {
+	out := make([]component.GroupFence, len(cp.Fences))
+	for i, f := range cp.Fences {
+		at := schemas.Offsets{}
+		for src, parts := range f.Offsets {
+			for p, next := range parts {
+				if v, ok := cp.From.Get(src, p); ok {
+					next = v
+				} else if v, ok := written.Get(src, p); ok {
+					next = v
+				}
+				at.Set(src, p, next)
+			}
+		}
+		f.Offsets = at
+		out[i] = f
+	}
+	return out
 }
 
 // batchCommit commits streams atomically. A stream already committed (a reply lost before a

@@ -38,7 +38,7 @@ type intent struct {
 	Epoch   uint64             `json:"epoch"`
 	Streams []string           `json:"streams"`
 	Rows    int64              `json:"rows"`
-	From    schemas.Offsets    `json:"from,omitempty"` // where the commit's partitions started
+	Written schemas.Offsets    `json:"written,omitempty"` // per partition, the offset of the commit's first row
 	Next    schemas.Offsets    `json:"next"`
 	State   []byte             `json:"state,omitempty"`
 	At      time.Time          `json:"at"`

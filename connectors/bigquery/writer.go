@@ -25,6 +25,7 @@ type laneWriter struct {
 	seg     int         // how many times this lane has flushed: its rows go to segment seg
 	rowSize int         // encoded bytes per row of the previous batch, to size the next one's buffer
 	scratch schemas.Row // a row with its source position columns (source_position_columns)
+	written schemas.Offsets // exactly_once: per partition, the first offset appended since Flush
 }
 
 // slot is a write stream the lanes share when num_streams is below the number of lanes (one
@@ -104,7 +105,29 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 	if err := w.slot.append(ctx, w.seg, rows, fail); err != nil {
 		return err
 	}
+	w.noteWritten(b, rows)
 	return errOut.Emit(errs, emit)
+}
+
+// noteWritten records, per partition, the lowest offset of the rows appended (exactly_once):
+// where the partition's rows of the next commit begin, which its intent records.
+func (w *laneWriter) noteWritten(b *schemas.Batch, rows []pendingRow) {
+	if !w.s.exactly || len(b.Pos) != len(b.Rows) {
+		return
+	}
+	if w.written == nil {
+		w.written = schemas.Offsets{}
+	}
+	var last schemas.Position
+	for i, r := range rows {
+		p := b.Pos[r.idx]
+		if i > 0 && p.Source == last.Source && p.Partition == last.Partition && p.Offset >= last.Offset {
+			last = p
+			continue // a batch holds a run of one partition, in order
+		}
+		last = p
+		lowerTo(w.written, schemas.Offsets{p.Source: {p.Partition: p.Offset}})
+	}
 }
 
 // position is the position of row i of b, if it has one.
@@ -123,6 +146,8 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if !w.s.exactly {
 		return nil // every append was acknowledged before Write returned
 	}
+	w.s.wrote(epoch, w.written)
+	w.written = nil
 	return w.slot.flush(ctx, seg, epoch)
 }
 
