@@ -33,6 +33,8 @@ type CheckpointWriter interface {
 	// of the copy opened, or when one of fences (the copy's consumer-group memberships) is
 	// stale: the copy lost its partitions and must not commit.
 	Save(ctx context.Context, value []byte, fences []GroupFence) error
+	// Key is the key the copy's value is saved under, as Load returns it.
+	Key() string
 	Close() error
 }
 

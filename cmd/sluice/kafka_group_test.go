@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	sinkbq "github.com/sluicehq/sluice/connectors/bigquery"
 )
 
 // TestKafkaGroupRebalance runs two copies of an exactly-once Kafka -> Kafka pipeline in one
@@ -53,6 +55,40 @@ func TestBigQueryGroupRebalance(t *testing.T) {
 	bq := startBigQuery(t)
 	sink := bq.sink("events", "", "0.3")
 	groupRebalance(t, addr, in, run, groupPipeline(addr, in, run, "300ms", sink), func() map[int64]int { return bq.ids(t, "events") })
+}
+
+// TestBigQueryCopySettlesAnothersCommit: copy a of a Kafka -> WriteToBigQuery pipeline is
+// SIGKILLed after saving the intent of its first commit and before committing its streams,
+// and never comes back; copy b, given a's partitions once a's session expires, finds the
+// intent in the checkpoint topic and commits a's finalized streams before it reads on. The
+// table must hold every record exactly once.
+func TestBigQueryCopySettlesAnothersCommit(t *testing.T) {
+	const records = 20_000
+	addr, in := groupInput(t, "settle_in")
+	run := fmt.Sprintf("settle_%d", time.Now().UnixNano())
+	bq := startBigQuery(t)
+	pipeline := filepath.Join(t.TempDir(), "p.yaml")
+	writeFile(t, pipeline, groupPipeline(addr, in, run, "300ms", bq.sink("settle", "", "0.3")))
+	if err := <-produceSteadily(t, addr, in, records, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a := startSluice(t, "a", []string{sinkbq.PauseEnv + "=2s"}, "run", pipeline, "--instance", "a")
+	a.waitFor(t, "bigquery-pause intent-saved", time.Minute)
+	a.stop(t, syscall.SIGKILL)
+	if n := bq.count("settle"); n != 0 {
+		t.Fatalf("the table holds %d rows before copy b runs, want none: a was killed before its commit", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binary, "run", pipeline, "--stop-at-end", "--instance", "b").CombinedOutput()
+	if err != nil {
+		t.Fatalf("copy b: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "settled a BigQuery commit another copy left under way") || !strings.Contains(string(out), "committed=true") {
+		t.Errorf("copy b did not settle a's commit:\n%s", out)
+	}
+	dups := checkAllIDs(t, "exactly_once", records, bq.ids(t, "settle"))
+	t.Logf("%d records, %d duplicates", records, dups)
 }
 
 // groupRecords is how many records the group tests produce.

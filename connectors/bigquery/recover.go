@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,11 +25,15 @@ const IntentEnv = "SLUICE_BIGQUERY_INTENT"
 const youngIntent = time.Hour
 
 // recover settles the intent of st, this copy's commit that a crash interrupted, and saves st
-// with the checkpoint the table stands on.
-func (s *sink) recover(ctx context.Context, st *state) error {
+// with the checkpoint the table stands on. Another copy that settled it already decided.
+func (s *sink) recover(ctx context.Context, st *state, others map[string]*state) error {
 	in := st.Intent
-	committed, how, err := s.settle(ctx, in)
-	if err != nil {
+	var committed bool
+	var how string
+	var err error
+	if v, ok := settledAs(s.store.self(), in.Epoch, slices.Collect(maps.Values(others))...); ok {
+		committed, how = v.Committed, "another copy settled it"
+	} else if committed, how, err = s.settle(ctx, in); err != nil {
 		return err
 	}
 	if committed {

@@ -369,3 +369,45 @@ func TestIntentFences(t *testing.T) {
 		t.Errorf("the checkpoint's own fences changed: %v", cp.Fences[0].Offsets)
 	}
 }
+
+// A copy that settled another copy's interrupted commit records its verdict, and every copy
+// keeps it: later, a count over the commit's offsets would find the rows the first copy wrote
+// again after judging the commit lost, and take it as committed.
+func TestMergedKeepsAnotherCopysVerdict(t *testing.T) {
+	ctx := context.Background()
+	f, _ := interrupted(t, "intent-saved", "source_position_columns: true")
+	forgetIntentStreams(t, f, 3*time.Hour)
+	crashed, err := stateFileFor(f.dir+"/state", "p", "WriteToBigQuery", "").read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.build(connectortest.Schema, "t", "source_position_columns: true")
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	counted := 0
+	s.count = func(context.Context, []offsetRange) (int64, error) { counted++; return 5, nil }
+	// Copy b judged the commit lost while it was young, read epoch 2's offsets again and
+	// committed 10..14 of them.
+	b := &state{Pipeline: "p", Table: "sluice-test.ds.t", Epoch: 3, Next: schemas.Offsets{"test:in": {0: 15}},
+		Settled: map[string]verdict{"p/WriteToBigQuery": {Epoch: 2, Committed: false}}}
+	cp, err := s.merged(ctx, state{Pipeline: "p"}, map[string]*state{"p/WriteToBigQuery": crashed, "p/WriteToBigQuery@b": b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cp.Next["test:in"][0]; got != 15 || counted != 0 {
+		t.Errorf("with b's verdict: partition at %d after %d counts, want 15 and no count", got, counted)
+	}
+	if v := s.st.Settled["p/WriteToBigQuery"]; v.Epoch != 2 || v.Committed {
+		t.Errorf("copy c keeps the verdict %+v, want epoch 2 lost", v)
+	}
+	delete(b.Settled, "p/WriteToBigQuery")
+	s.st.Settled = nil
+	if cp, err = s.merged(ctx, state{Pipeline: "p"}, map[string]*state{"p/WriteToBigQuery": crashed, "p/WriteToBigQuery@b": b}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cp.Next["test:in"][0]; got != 20 || counted != 1 {
+		t.Errorf("without it: partition at %d after %d counts, want the count to decide (20)", got, counted)
+	}
+}

@@ -48,8 +48,8 @@ type sink struct {
 	writers map[int]*laneWriter
 
 	mu      sync.Mutex
-	st      state                    // the committed checkpoint
-	pending map[uint64][]finalStream // epoch -> its finalized, uncommitted streams
+	st      state                      // the committed checkpoint
+	pending map[uint64][]finalStream   // epoch -> its finalized, uncommitted streams
 	written map[uint64]schemas.Offsets // epoch -> per partition, the first offset its rows hold
 }
 
@@ -117,7 +117,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	st.Table = s.p.ref.String()
 	if st.Intent != nil {
-		if err := s.recover(ctx, st); err != nil {
+		if err := s.recover(ctx, st, others); err != nil {
 			return nil, err
 		}
 	}
@@ -192,20 +192,33 @@ func (s *sink) merged(ctx context.Context, own state, others map[string]*state) 
 		}
 		next.Advance(o.Next)
 	}
+	states := append(slices.Collect(maps.Values(others)), &own)
+	settled := map[string]verdict{}
 	for _, key := range slices.Sorted(maps.Keys(others)) {
 		in := others[key].Intent
-		if in == nil || next.Includes(in.Next) {
+		if in == nil {
 			continue
 		}
-		committed, how, err := s.settle(ctx, in)
-		if err != nil {
-			return nil, fmt.Errorf("%s: the commit of copy %s: %w", s.what, key, err)
+		v, ok := settledAs(key, in.Epoch, states...)
+		if !ok && next.Includes(in.Next) {
+			continue
 		}
-		slog.Info("settled a BigQuery commit another copy left under way (it may still be running it): "+how, "sink", s.what, "copy", key, "epoch", in.Epoch, "rows", in.Rows, "committed", committed)
-		if committed {
+		if !ok {
+			committed, how, err := s.settle(ctx, in)
+			if err != nil {
+				return nil, fmt.Errorf("%w (settling the commit of copy %s)", err, key)
+			}
+			v = verdict{Epoch: in.Epoch, Committed: committed}
+			slog.Info("settled a BigQuery commit another copy left under way (it may still be running it): "+how, "sink", s.what, "copy", key, "epoch", in.Epoch, "rows", in.Rows, "committed", committed)
+		}
+		settled[key] = v // kept while the copy's record shows the intent
+		if v.Committed {
 			next.Advance(in.Next)
 		}
 	}
+	s.mu.Lock()
+	s.st.Settled = settled
+	s.mu.Unlock()
 	if own.Epoch == 0 && len(next) == 0 {
 		return nil, nil
 	}
@@ -408,11 +421,12 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			return err
 		}
 	}
-	next := state{Pipeline: cp.Pipeline, Table: st.Table, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage}
+	next := state{Pipeline: cp.Pipeline, Table: st.Table, Epoch: cp.Epoch, Next: cp.Next, State: cp.State, Lineage: cp.Lineage, Settled: st.Settled}
 	if err := s.store.save(ctx, &next, cp.Fences); err != nil {
 		return fmt.Errorf("%s: %w", s.what, err)
 	}
 	s.mu.Lock()
+	next.Settled = s.st.Settled // as Reload may have found them meanwhile
 	s.st = next
 	for _, e := range done {
 		delete(s.pending, e)

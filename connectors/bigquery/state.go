@@ -28,8 +28,29 @@ type state struct {
 	Intent   *intent         `json:"intent,omitempty"`
 	// Lineage is the spec that wrote the checkpoint (component.Lineage).
 	Lineage *component.Lineage `json:"lineage,omitempty"`
+	// Settled are the interrupted commits of other copies that this copy settled, by their
+	// copy's key, so that every copy (and the copy itself) keeps the decision, which a later
+	// look might make otherwise (a count over rows written since).
+	Settled map[string]verdict `json:"settled,omitempty"`
 
 	savedAt time.Time // when it was saved, if the store says
+}
+
+// verdict is the settlement of a commit intent: its epoch, and whether it committed.
+type verdict struct {
+	Epoch     uint64 `json:"epoch"`
+	Committed bool   `json:"committed"`
+}
+
+// settledAs returns the verdict that one of states recorded on the intent of epoch of the
+// copy key, if any.
+func settledAs(key string, epoch uint64, states ...*state) (verdict, bool) {
+	for _, st := range states {
+		if v, ok := st.Settled[key]; ok && v.Epoch == epoch {
+			return v, true
+		}
+	}
+	return verdict{}, false
 }
 
 // intent is a commit under way: the epoch, its finalized streams and the checkpoint the table
@@ -51,6 +72,8 @@ type stateStore interface {
 	// load returns this copy's state, nil when it has none, and those of the other copies of
 	// the pipeline (a shared store only), keyed by where they are kept.
 	load(ctx context.Context) (own *state, others map[string]*state, err error)
+	// self is this copy's key among the others of the other copies ("" without them).
+	self() string
 	// save replaces this copy's state; fences refuse it when the copy lost its partitions.
 	save(ctx context.Context, st *state, fences []component.GroupFence) error
 	where() string
@@ -68,15 +91,12 @@ type kafkaState struct {
 // openKafkaState opens this copy's writer of the sink's states, which fences an earlier run of
 // the copy.
 func openKafkaState(ctx context.Context, store component.CheckpointStore, pipeline, sink, instance string) (*kafkaState, error) {
-	ks := &kafkaState{store: store, sink: pipeline + "/" + sink, key: pipeline + "/" + sink}
-	if instance != "" {
-		ks.key += "@" + instance
-	}
+	ks := &kafkaState{store: store, sink: pipeline + "/" + sink}
 	w, err := store.Writer(ctx, ks.sink, instance)
 	if err != nil {
 		return nil, fmt.Errorf("open the checkpoint store (%s): %w", store.Where(), err)
 	}
-	ks.w = w
+	ks.w, ks.key = w, w.Key()
 	return ks, nil
 }
 
@@ -122,6 +142,8 @@ func (k *kafkaState) save(ctx context.Context, st *state, fences []component.Gro
 
 func (k *kafkaState) where() string { return k.key + " in " + k.store.Where() }
 
+func (k *kafkaState) self() string { return k.key }
+
 func (k *kafkaState) close() error { return k.w.Close() }
 
 // stateFile keeps a state in one file, replaced atomically and fsynced, so that a crash leaves
@@ -139,6 +161,8 @@ func (f stateFile) save(_ context.Context, st *state, _ []component.GroupFence) 
 }
 
 func (f stateFile) where() string { return f.path }
+
+func (stateFile) self() string { return "" }
 
 func (stateFile) close() error { return nil }
 

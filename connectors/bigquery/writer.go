@@ -22,9 +22,9 @@ const maxRequestBytes = 9 << 20
 type laneWriter struct {
 	s       *sink
 	slot    *slot
-	seg     int         // how many times this lane has flushed: its rows go to segment seg
-	rowSize int         // encoded bytes per row of the previous batch, to size the next one's buffer
-	scratch schemas.Row // a row with its source position columns (source_position_columns)
+	seg     int             // how many times this lane has flushed: its rows go to segment seg
+	rowSize int             // encoded bytes per row of the previous batch, to size the next one's buffer
+	scratch schemas.Row     // a row with its source position columns (source_position_columns)
 	written schemas.Offsets // exactly_once: per partition, the first offset appended since Flush
 }
 

@@ -100,6 +100,8 @@ func fenced(err error) error {
 	return err
 }
 
+func (w *storeWriter) Key() string { return w.key }
+
 func (w *storeWriter) Close() error {
 	w.cl.Close()
 	return nil
