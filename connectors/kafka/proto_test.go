@@ -97,15 +97,21 @@ func writeDescriptorSet(t *testing.T) (string, protoreflect.MessageDescriptor) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writeSet(t, set), d.(protoreflect.MessageDescriptor)
+}
+
+// writeSet writes set into a file of the test's and returns its path.
+func writeSet(t *testing.T, set *descriptorpb.FileDescriptorSet) string {
+	t.Helper()
 	data, err := proto.Marshal(set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "shop.pb")
+	path := filepath.Join(t.TempDir(), "set.pb")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path, d.(protoreflect.MessageDescriptor)
+	return path
 }
 
 // An order with every field set, and one with none, read through ReadFromKafka with format
@@ -291,15 +297,7 @@ func TestWriteProtoMapKeysAndEnumNumbers(t *testing.T) {
 				}}},
 		}},
 	}}}
-	data, err := proto.Marshal(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "m.pb")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lines := []string{"format: PROTO", "file_descriptor_path: " + path, "message_name: M"}
+	lines := []string{"format: PROTO", "file_descriptor_path: " + writeSet(t, set), "message_name: M"}
 	src := build(t, "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
 	enc := build(t, "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.newEncoder()
 	if _, _, err := enc([]byte{}, src.out, schemas.Row{map[string]any{"5000000000": "x"}, "Z"}); err == nil || !strings.Contains(err.Error(), `key "5000000000": 5000000000 does not fit int32`) {
