@@ -91,7 +91,7 @@ type kafkaState struct {
 // openKafkaState opens this copy's writer of the sink's states, which fences an earlier run of
 // the copy.
 func openKafkaState(ctx context.Context, store component.CheckpointStore, pipeline, sink, instance string) (*kafkaState, error) {
-	ks := &kafkaState{store: store, sink: pipeline + "/" + sink}
+	ks := &kafkaState{store: store, sink: storeKey(pipeline, sink)}
 	w, err := store.Writer(ctx, ks.sink, instance)
 	if err != nil {
 		return nil, fmt.Errorf("open the checkpoint store (%s): %w", store.Where(), err)
@@ -109,6 +109,9 @@ func (k *kafkaState) load(ctx context.Context) (*state, map[string]*state, error
 	delete(all, k.key)
 	return own, all, nil
 }
+
+// storeKey is the key of a sink's states in a checkpoint store, without a copy's instance.
+func storeKey(pipeline, sink string) string { return pipeline + "/" + sink }
 
 // loadStates returns the states of every copy of sink (pipeline/sink) in store, each with the
 // time it was saved.

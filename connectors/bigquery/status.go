@@ -44,7 +44,7 @@ func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.
 // the files of checkpoint_dir.
 func (s *sink) readStates(ctx context.Context, pipeline string) ([]*state, error) {
 	if s.inStore() {
-		m, err := loadStates(ctx, s.cs, pipeline+"/"+s.p.name)
+		m, err := loadStates(ctx, s.cs, storeKey(pipeline, s.p.name))
 		if err != nil {
 			return nil, err
 		}

@@ -126,7 +126,9 @@ func (w *laneWriter) noteWritten(b *schemas.Batch, rows []pendingRow) {
 			continue // a batch holds a run of one partition, in order
 		}
 		last = p
-		lowerTo(w.written, schemas.Offsets{p.Source: {p.Partition: p.Offset}})
+		if cur, ok := w.written.Get(p.Source, p.Partition); !ok || p.Offset < cur {
+			w.written.Set(p.Source, p.Partition, p.Offset)
+		}
 	}
 }
 

@@ -90,22 +90,20 @@ func readCheckpoints(ctx context.Context, set *settings, adm *kadm.Client, base 
 	if err != nil {
 		return nil, err
 	}
-	last := sinkCheckpoints{}
-	for key, v := range stored {
-		if last[key], err = decodeCheckpoint(key, v.Value); err != nil {
-			return nil, err
-		}
-	}
-	return last, nil
+	return decodeCheckpoints(stored)
 }
 
-// decodeCheckpoint decodes the checkpoint of key.
-func decodeCheckpoint(key string, value []byte) (*component.Checkpoint, error) {
-	cp := new(component.Checkpoint)
-	if err := json.Unmarshal(value, cp); err != nil {
-		return nil, fmt.Errorf("the checkpoint of %s in %s is not a sluice checkpoint: %w", key, CheckpointTopic, err)
+// decodeCheckpoints decodes the checkpoints of the stored values, by key.
+func decodeCheckpoints(stored map[string]component.Stored) (sinkCheckpoints, error) {
+	out := sinkCheckpoints{}
+	for key, v := range stored {
+		cp := new(component.Checkpoint)
+		if err := json.Unmarshal(v.Value, cp); err != nil {
+			return nil, fmt.Errorf("the checkpoint of %s in %s is not a sluice checkpoint: %w", key, CheckpointTopic, err)
+		}
+		out[key] = cp
 	}
-	return cp, nil
+	return out, nil
 }
 
 // readLatest returns the last value of every key of the checkpoint topic that names the sink

@@ -18,12 +18,12 @@ func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
 	}
-	all := sinkCheckpoints{}
+	all, err := decodeCheckpoints(stored)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
+	}
 	var at time.Time
-	for key, v := range stored {
-		if all[key], err = decodeCheckpoint(key, v.Value); err != nil {
-			return nil, time.Time{}, fmt.Errorf("%s: %w", s.what, err)
-		}
+	for _, v := range stored {
 		if v.At.After(at) {
 			at = v.At
 		}

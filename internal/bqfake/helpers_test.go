@@ -56,9 +56,9 @@ type env struct {
 	bq  *bigquery.Client
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...Option) *env {
 	t.Helper()
-	srv, err := New()
+	srv, err := New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package bqfake
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -51,63 +50,31 @@ func TestStartListenConfig(t *testing.T) {
 
 // Close ends open AppendRows connections instead of waiting for the clients.
 func TestCloseWithOpenConnections(t *testing.T) {
-	srv, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.CreateTable(testProject, testDataset, "t", eventSchema); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	mw, err := managedwriter.NewClient(ctx, testProject, srv.WriteClientOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mw.Close()
+	e := newEnv(t)
+	e.createTable(t, "t", eventSchema)
 	c := newCodec(t, eventSchema)
-	ms, err := mw.NewManagedStream(ctx, managedwriter.WithDestinationTable(tableParent("t")),
-		managedwriter.WithType(managedwriter.DefaultStream), managedwriter.WithSchemaDescriptor(c.dp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
+	ms := e.stream(t, "t", managedwriter.DefaultStream, c)
 	if _, err := appendAt(t, ms, c.rows(t, `{"id": 1}`), -1); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Close(); err != nil {
+	if err := e.srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Close(); err != nil {
+	if err := e.srv.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
 }
 
 // DiscardRows keeps counts but not data.
 func TestDiscardRows(t *testing.T) {
-	srv, err := New(DiscardRows())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	if err := srv.CreateTable(testProject, testDataset, "t", eventSchema); err != nil {
-		t.Fatal(err)
-	}
-	ctx := testCtx(t)
-	mw, err := managedwriter.NewClient(ctx, testProject, srv.WriteClientOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mw.Close()
+	e := newEnv(t, DiscardRows())
+	e.createTable(t, "t", eventSchema)
 	c := newCodec(t, eventSchema)
-	ms, err := mw.NewManagedStream(ctx, managedwriter.WithDestinationTable(tableParent("t")),
-		managedwriter.WithType(managedwriter.DefaultStream), managedwriter.WithSchemaDescriptor(c.dp))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Close()
+	ms := e.stream(t, "t", managedwriter.DefaultStream, c)
 	if _, err := appendAt(t, ms, c.rows(t, `{"id": 1}`, `{"id": 2}`), -1); err != nil {
 		t.Fatal(err)
 	}
+	srv := e.srv
 	if n, err := srv.RowCount(testProject, testDataset, "t"); n != 2 || err != nil {
 		t.Errorf("RowCount = %d, %v", n, err)
 	}
