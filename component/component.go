@@ -90,6 +90,37 @@ type Checkpoint struct {
 	Fences []GroupFence `json:"-"`
 }
 
+// Moved returns the partitions of Next whose offset differs from From: those this commit
+// advanced, or records for the first time.
+func (cp Checkpoint) Moved() schemas.Offsets {
+	out := schemas.Offsets{}
+	for src, parts := range cp.Next {
+		for p, next := range parts {
+			if from, ok := cp.From.Get(src, p); !ok || from != next {
+				out.Set(src, p, next)
+			}
+		}
+	}
+	return out
+}
+
+// OwnRecord returns what a copy of a pipeline records of this commit in its own checkpoint
+// record, when several copies keep one record each (Reloader): its earlier record, with the
+// partitions this commit moved set to their new offsets. A copy's record thus holds, per
+// partition, the offset of the last commit in which this copy moved it, and never an offset
+// it only carried (read from another copy's record at its start): a partition's offsets grow
+// from owner to owner, so over all records the highest is the last commit's, even after the
+// copy that made it handed the partition over (docs/scaling.md).
+func (cp Checkpoint) OwnRecord(earlier schemas.Offsets) schemas.Offsets {
+	out := earlier.Clone()
+	for src, parts := range cp.Moved() {
+		for p, next := range parts {
+			out.Set(src, p, next)
+		}
+	}
+	return out
+}
+
 // Lineage is what a commit records of the pipeline spec that made it (docs/upgrades.md).
 type Lineage struct {
 	// SpecHash identifies the rendered spec, secrets masked.

@@ -39,6 +39,7 @@ type sink struct {
 
 	// Set by Open.
 	exactly bool
+	shared  bool // several copies write the sink: each records what it moved (Checkpoint.OwnRecord)
 	bq      *bigquery.Client
 	mw      *managedwriter.Client
 	enc     *encoder
@@ -72,7 +73,7 @@ func (s *sink) Summary() string { return "BigQuery table " + s.p.ref.String() }
 func (s *sink) DeliversAsWritten() {}
 
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
-	s.exactly = info.Delivery != component.AtLeastOnce
+	s.exactly, s.shared = info.Delivery != component.AtLeastOnce, info.Shared
 	s.lanes = max(info.Lanes, 1)
 	if err := s.connect(ctx); err != nil {
 		return nil, err
@@ -403,6 +404,9 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	if cp.Epoch <= st.Epoch && st.Epoch > 0 {
 		return nil // committed before a restart
 	}
+	if s.shared {
+		cp.Next = cp.OwnRecord(st.Next)
+	}
 	if len(streams) > 0 {
 		if err := testPause("finalized"); err != nil {
 			return err
@@ -529,6 +533,8 @@ func (e *commitRefused) gone() bool {
 	return true
 }
 
+// Close closes the sink's streams and clients; closing it again does nothing (the Storage
+// Write API client panics on a second Close).
 func (s *sink) Close(ctx context.Context) error {
 	var errs []error
 	for _, sl := range s.slots {
@@ -543,6 +549,7 @@ func (s *sink) Close(ctx context.Context) error {
 	if s.store != nil {
 		errs = append(errs, s.store.close())
 	}
+	s.slots, s.mw, s.bq, s.store = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 

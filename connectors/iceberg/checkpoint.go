@@ -191,7 +191,7 @@ func committedEpoch(meta table.Metadata, cp component.Checkpoint, instance strin
 			return st.instance != instance // older epochs of this instance: stop
 		}
 		if st.epoch == cp.Epoch {
-			found = st.offsets.Includes(moved(cp))
+			found = st.offsets.Includes(cp.Moved())
 			return false
 		}
 		return true
@@ -205,19 +205,6 @@ func checkpointOf(pipeline string, st *stored) *component.Checkpoint {
 		return nil
 	}
 	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), State: st.state, Lineage: st.lineage}
-}
-
-// moved returns the partitions of cp whose next offset differs from where they started.
-func moved(cp component.Checkpoint) schemas.Offsets {
-	out := schemas.Offsets{}
-	for src, parts := range cp.Next {
-		for p, next := range parts {
-			if from, ok := cp.From.Get(src, p); !ok || from != next {
-				out.Set(src, p, next)
-			}
-		}
-	}
-	return out
 }
 
 // OffsetConflictError is the error of a commit whose partitions another copy of the pipeline
@@ -247,7 +234,7 @@ func (e *OffsetConflictError) Error() string {
 // From (a caller that does not track where epochs start) is not checked.
 func casMerge(tableName string, have schemas.Offsets, cp component.Checkpoint) (schemas.Offsets, error) {
 	merged := have.Clone()
-	for src, parts := range moved(cp) {
+	for src, parts := range cp.Moved() {
 		for p, next := range parts {
 			if cp.From == nil {
 				merged.Set(src, p, next)

@@ -40,8 +40,9 @@ func sameSink(key, base string) bool {
 type sinkCheckpoints map[string]*component.Checkpoint // key -> its last checkpoint
 
 // merged returns the checkpoint of key with, per partition, the highest offset any copy
-// committed (a partition moves to another copy only after its offsets are committed, and
-// offsets only grow), or nil when no copy has one.
+// committed, or nil when no copy has one. That is the partition's last commit: each copy
+// records only the offsets it moved and keeps them after handing the partition over
+// (Checkpoint.OwnRecord), and a partition's offsets grow from owner to owner.
 func (c sinkCheckpoints) merged(key string) *component.Checkpoint {
 	var out *component.Checkpoint
 	for _, k := range slices.Sorted(maps.Keys(c)) {

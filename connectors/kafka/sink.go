@@ -39,6 +39,10 @@ type sink struct {
 	exactly  bool
 	pipeline string
 	key      string
+	// shared: several copies write the sink (SinkInfo.Shared), each its own record, whose
+	// offsets are recorded (Checkpoint.OwnRecord). Both are set under commitMu.
+	shared   bool
+	recorded schemas.Offsets
 	fencer   *groupFencer // with exactly_once: commits grouped sources' offsets (fence.go)
 	writers  map[int]*laneWriter
 	failed   error  // set when the sink cannot go on (a failed transaction)
@@ -101,7 +105,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
-	cp, err := s.open(ctx, cl, exactly, txnID, key, checkpointKey(info.Pipeline, s.name, ""))
+	cp, own, err := s.open(ctx, cl, exactly, txnID, key, checkpointKey(info.Pipeline, s.name, ""))
 	if err == nil && cp != nil && cp.Pipeline != info.Pipeline {
 		err = fmt.Errorf("the checkpoint of %q in %s belongs to pipeline %q", key, CheckpointTopic, cp.Pipeline)
 	}
@@ -117,40 +121,43 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	s.txnMu.Unlock()
 	s.mu.Lock()
 	s.cl, s.exactly, s.pipeline, s.key, s.fencer = cl, exactly, info.Pipeline, key, &groupFencer{txnID: txnID}
+	s.shared, s.recorded = info.Shared, schemas.Offsets{}
+	if own != nil {
+		s.recorded = own.Next
+	}
 	s.writers, s.failed, s.header = map[int]*laneWriter{}, nil, header
 	s.mu.Unlock()
 	return cp, nil
 }
 
 // open fences an earlier producer of txnID and returns the checkpoint of key, merged with those
-// of the other copies of the sink base.
-func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key, base string) (*component.Checkpoint, error) {
+// of the other copies of the sink base, and key's own record.
+func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key, base string) (merged, own *component.Checkpoint, err error) {
 	adm := kadm.NewClient(cl)
 	if _, err := partitionCounts(ctx, s.set, cl, []string{s.topic}, true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ensureCheckpointTopic(ctx, adm); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if exactly {
 		// Initializing the producer ID fences an earlier producer with the same
 		// transactional ID and aborts its open transaction, so that no zombie commits after
 		// the checkpoint is read.
 		if _, _, err := cl.ProducerID(ctx); err != nil {
-			return nil, fmt.Errorf("initializing the transactional producer %q: %w", txnID, err)
+			return nil, nil, fmt.Errorf("initializing the transactional producer %q: %w", txnID, err)
 		}
 	}
 	all, err := readCheckpoints(ctx, s.set, adm, base)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	cp := all.merged(key)
 	if exactly {
 		if err := cl.BeginTransaction(); err != nil {
-			return nil, fmt.Errorf("beginning a transaction: %w", err)
+			return nil, nil, fmt.Errorf("beginning a transaction: %w", err)
 		}
 	}
-	return cp, nil
+	return all.merged(key), all[key], nil
 }
 
 // Reload reads the checkpoints of every copy of the sink again and returns them merged: a
@@ -233,6 +240,9 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	if cp.Epoch <= s.committed {
 		return nil
 	}
+	if s.shared {
+		cp.Next = cp.OwnRecord(s.recorded)
+	}
 	rec, err := checkpointRecord(s.key, cp)
 	if err != nil {
 		return err
@@ -242,7 +252,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 			return fmt.Errorf("%s: writing the checkpoint of epoch %d to %s: %w", s.what, cp.Epoch, CheckpointTopic, err)
 		}
 		s.txnMu.Lock()
-		s.committed = cp.Epoch
+		s.committed, s.recorded = cp.Epoch, cp.Next
 		s.txnMu.Unlock()
 		return nil
 	}
@@ -251,7 +261,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	if err := s.commitTxn(ctx, cl, rec, cp.Epoch, cp.Fences); err != nil {
 		return s.fail(err)
 	}
-	s.committed = cp.Epoch
+	s.committed, s.recorded = cp.Epoch, cp.Next
 	if err := cl.BeginTransaction(); err != nil {
 		return s.fail(fmt.Errorf("%s: beginning the transaction after epoch %d: %w", s.what, cp.Epoch, err))
 	}
