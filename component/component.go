@@ -208,6 +208,18 @@ type Reloader interface {
 	Reload(ctx context.Context) (*Checkpoint, error)
 }
 
+// Occupied is implemented by sinks that can tell whether their target already holds data.
+// When a sink has no checkpoint of the pipeline, the runner refuses to start on a target that
+// holds data unless the run allows resetting state: the data may be this pipeline's output
+// whose checkpoint was lost (a deleted checkpoint topic, snapshot summaries rewritten by
+// another tool), and starting afresh would write it again. Only an empty target starts from
+// the default position.
+type Occupied interface {
+	// Holds says what the target holds ("topic t holds 15000 records in 3 partitions"), or ""
+	// when it is empty. Called after Open.
+	Holds(ctx context.Context) (string, error)
+}
+
 // Streaming is implemented by sinks whose rows reach their readers as they are written when
 // delivery is at_least_once (WriteToKafka), rather than when their epoch commits.
 // Asynchronous progress (options.async_progress_tracking) needs every sink to be one: a sink

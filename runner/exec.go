@@ -296,6 +296,11 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
 		}
 		k.restored = cp
+		if cp == nil {
+			if err := r.checkEmpty(ctx, k); err != nil {
+				return 0, err
+			}
+		}
 		covered := schemas.Offsets{}
 		if cp != nil {
 			covered = cp.Next.Clone()

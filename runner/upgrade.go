@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -166,4 +167,28 @@ func (r *run) checkUpgrade() error {
 		}
 	}
 	return nil
+}
+
+// checkEmpty refuses a sink that has no checkpoint of the pipeline but whose target holds data
+// (component.Occupied), unless RunConfig.AllowResetState: its checkpoint may have been lost,
+// and starting afresh would write again what the pipeline wrote.
+func (r *run) checkEmpty(ctx context.Context, k *sinkState) error {
+	o, ok := k.sink.(component.Occupied)
+	if !ok {
+		return nil
+	}
+	holds, err := o.Holds(ctx)
+	if err != nil {
+		return fmt.Errorf("%s (%s): checking whether its target is empty: %w", k.node.describe(), k.node.Pos, err)
+	}
+	if holds == "" {
+		return nil
+	}
+	if r.cfg.AllowResetState {
+		r.log.Warn("starting without a checkpoint on a target that holds data (--allow-reset-state): sources start at their default position", "sink", k.node.Name, "target", holds)
+		return nil
+	}
+	return fmt.Errorf("%s (%s) has no checkpoint of pipeline %q, but %s. If this pipeline wrote it, its checkpoint was lost and running would write it again: restore the checkpoint, or give the pipeline another options.name or the sink another target. "+
+		"If the data is not this pipeline's, or writing it again is what you want, run with --allow-reset-state: sources start at their default position",
+		k.node.describe(), k.node.Pos, r.plan.Options.Name, holds)
 }

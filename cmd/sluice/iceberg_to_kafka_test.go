@@ -42,7 +42,8 @@ func TestCrashIcebergToKafka(t *testing.T) {
 options:
   name: %s
 `, filepath.Join(dir, name+".jsonl"), catalog, name))
-		if out, err := exec.Command(binary, "run", filepath.Join(dir, name+".yaml")).CombinedOutput(); err != nil {
+		// Each seed is a new pipeline onto a table that may hold rows: --allow-reset-state.
+		if out, err := exec.Command(binary, "run", filepath.Join(dir, name+".yaml"), "--allow-reset-state").CombinedOutput(); err != nil {
 			t.Errorf("seeding %s: %v\n%s", name, err, out)
 		}
 	}

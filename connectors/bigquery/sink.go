@@ -39,7 +39,8 @@ type sink struct {
 
 	// Set by Open.
 	exactly bool
-	shared  bool // several copies write the sink: each records what it moved (Checkpoint.OwnRecord)
+	shared  bool   // several copies write the sink: each records what it moved (Checkpoint.OwnRecord)
+	holds   string // what the table holds when the sink has no state (Holds)
 	bq      *bigquery.Client
 	mw      *managedwriter.Client
 	enc     *encoder
@@ -73,7 +74,7 @@ func (s *sink) Summary() string { return "BigQuery table " + s.p.ref.String() }
 func (s *sink) DeliversAsWritten() {}
 
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
-	s.exactly, s.shared = info.Delivery != component.AtLeastOnce, info.Shared
+	s.exactly, s.shared, s.holds = info.Delivery != component.AtLeastOnce, info.Shared, ""
 	s.lanes = max(info.Lanes, 1)
 	if err := s.connect(ctx); err != nil {
 		return nil, err
@@ -106,8 +107,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 			return nil, fmt.Errorf("%s: write_disposition WRITE_EMPTY, and table %s already holds rows", s.what, s.p.ref)
 		}
 		if holdsRows && len(others) == 0 {
-			slog.Warn("no checkpoint of this pipeline, and the table holds rows: if the pipeline ran before with its state elsewhere, this run writes again what it wrote",
-				"sink", s.what, "table", s.p.ref.String(), "state", s.store.where())
+			s.holds = fmt.Sprintf("table %s holds rows, and %s holds no state of this sink", s.p.ref, s.store.where())
 		}
 		st = &state{Pipeline: info.Pipeline}
 	}
@@ -552,6 +552,10 @@ func (s *sink) Close(ctx context.Context) error {
 	s.slots, s.mw, s.bq, s.store = nil, nil, nil, nil
 	return errors.Join(errs...)
 }
+
+// Holds says what the table holds when the sink has no state of the pipeline, as Open found
+// it (component.Occupied).
+func (s *sink) Holds(context.Context) (string, error) { return s.holds, nil }
 
 // Identity is what the sink writes: its table.
 func (s *sink) Identity() []string { return []string{"bigquery table " + s.p.ref.String()} }

@@ -1,9 +1,13 @@
 package iceberg
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -256,4 +260,34 @@ func casMerge(tableName string, have schemas.Offsets, cp component.Checkpoint) (
 		}
 	}
 	return merged, nil
+}
+
+// Holds says which of the sink's tables hold rows, or "" when none does (component.Occupied;
+// the runner asks only when no snapshot holds a checkpoint of the pipeline). It reads the
+// tables as Open loaded them, so a copy that commits meanwhile is not taken for lost state.
+func (s *sink) Holds(context.Context) (string, error) {
+	s.mu.Lock()
+	tables := s.tables
+	s.mu.Unlock()
+	var held []string
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		snap := tables[name].tbl.CurrentSnapshot()
+		if snap == nil {
+			continue
+		}
+		rows := "rows"
+		if snap.Summary != nil {
+			if n, ok := snap.Summary.Properties["total-records"]; ok {
+				if n == "0" {
+					continue
+				}
+				rows = n + " rows"
+			}
+		}
+		held = append(held, fmt.Sprintf("table %s holds %s (snapshot %d)", name, rows, snap.SnapshotID))
+	}
+	if len(held) == 0 {
+		return "", nil
+	}
+	return strings.Join(held, ", ") + ", and none of its snapshots holds a checkpoint of this pipeline", nil
 }

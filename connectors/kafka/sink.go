@@ -352,3 +352,51 @@ func (s *sink) closeClient(ctx context.Context) {
 
 // Identity is what the sink writes: its topic.
 func (s *sink) Identity() []string { return []string{"kafka topic " + s.topic} }
+
+// Holds says what committed data the topic holds, or "" when it holds none
+// (component.Occupied). A copy in the same consumer group that committed since Open read the
+// checkpoints makes it "": the partitions it committed resume from its checkpoint when they
+// are assigned.
+func (s *sink) Holds(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	cl, pipeline := s.cl, s.pipeline
+	s.mu.Unlock()
+	if cl == nil {
+		return "", fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	adm := kadm.NewClient(cl)
+	starts, err := adm.ListStartOffsets(ctx, s.topic)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: listing the offsets of topic %s: %w", s.what, s.topic, err)
+	}
+	ends, err := adm.ListCommittedOffsets(ctx, s.topic) // the last stable offsets: committed data
+	if err == nil {
+		err = ends.Error()
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: listing the offsets of topic %s: %w", s.what, s.topic, err)
+	}
+	var held int64
+	parts := 0
+	ends.Each(func(o kadm.ListedOffset) {
+		if start, _ := starts.Lookup(o.Topic, o.Partition); o.Offset > start.Offset {
+			held += o.Offset - start.Offset
+			parts++
+		}
+	})
+	if held == 0 {
+		return "", nil
+	}
+	all, err := readCheckpoints(ctx, s.set, adm, checkpointKey(pipeline, s.name, ""))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	if len(all) > 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("topic %s holds %d offsets of committed records in %d partitions, and %s holds no checkpoint of this sink (%s)",
+		s.topic, held, parts, CheckpointTopic, checkpointKey(pipeline, s.name, "")), nil
+}
