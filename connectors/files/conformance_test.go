@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sluicehq/sluice/component"
@@ -43,4 +45,30 @@ func TestSinkConformance(t *testing.T) {
 			})
 		})
 	}
+}
+
+func TestSourceConformance(t *testing.T) {
+	const records = 40
+	bad := []int{3, 17, 30}
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	var lines string
+	for i := range records {
+		if slices.Contains(bad, i) {
+			lines += fmt.Sprintf("{\"id\": \"not a number %d\"}\n", i)
+		} else {
+			lines += fmt.Sprintf("{\"id\": %d, \"name\": \"row\"}\n", i)
+		}
+	}
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	connectortest.TestSource(t, connectortest.SourceTarget{Records: records, Bad: bad,
+		New: func(t *testing.T, withErrors bool) component.Source {
+			errorsTo := ""
+			if withErrors {
+				errorsTo = connectortest.ErrorsTag
+			}
+			s, _ := jsonSource(t, path, errorsTo)
+			return s
+		}})
 }

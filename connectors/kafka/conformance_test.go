@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/sluicehq/sluice/component"
@@ -43,4 +45,26 @@ func conformanceTarget(t *testing.T, d component.Delivery) connectortest.SinkTar
 			return ids
 		},
 	}
+}
+
+func TestSourceConformance(t *testing.T) {
+	const records = 60
+	bad := []int{5, 22, 41}
+	topic := newTopic(t, 3)
+	for i := range records {
+		v := fmt.Sprintf(`{"id": %d, "name": "row"}`, i)
+		if slices.Contains(bad, i) {
+			v = fmt.Sprintf(`{"id": "not a number %d"`, i)
+		}
+		produce(t, topic, int32(i%3), []byte(v))
+	}
+	connectortest.TestSource(t, connectortest.SourceTarget{Records: records, Bad: bad,
+		New: func(t *testing.T, withErrors bool) component.Source {
+			lines := []string{"format: JSON", "auto_offset_reset_config: earliest",
+				"schema: {type: object, properties: {id: {type: integer}, name: {type: string}}, required: [id]}"}
+			if withErrors {
+				lines = append(lines, "error_handling: {output: "+connectortest.ErrorsTag+"}")
+			}
+			return build(t, "type: ReadFromKafka\nconfig:\n"+config(topic, lines...)).Component.(*source)
+		}})
 }
