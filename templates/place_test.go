@@ -126,3 +126,24 @@ pipeline:
 		t.Errorf("an empty value must be false in {%% if %%}:\n%s", r.Source)
 	}
 }
+
+// TestRenderShowsPlacedValues: `sluice render` shows the values as the pipeline gets them.
+func TestRenderShowsPlacedValues(t *testing.T) {
+	path := write(t, "p.yaml", "template:\n  parameters:\n    - name: v\npipeline:\n  dq: \"{{ v }}\"  # a comment\n  n: {{ v }}\n")
+	for _, v := range awkward {
+		r, err := render(t, path, params("v", v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte(r.Display()), &doc); err != nil {
+			t.Fatalf("%q: render shows invalid YAML: %v\n%s", v, err, r.Display())
+		}
+		shown := &Result{Doc: &doc}
+		for _, at := range []string{"dq", "n"} {
+			if got := node(t, shown, "pipeline."+at); got.Value != v || got.ShortTag() != "!!str" {
+				t.Errorf("%q: render shows %s %s %q:\n%s", v, at, got.ShortTag(), got.Value, r.Display())
+			}
+		}
+	}
+}

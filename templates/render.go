@@ -121,22 +121,9 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 	}
 	r := &renderer{path: path, src: src, vars: vars, binds: binds, diags: &diags}
 	if !r.run(res) {
-		return nil, res.maskErr(diags.Err())
+		return nil, diags.Err() // no message quotes a secret: see secretFree, blame, checkKeys
 	}
 	return res, nil
-}
-
-// maskErr masks secrets in every diagnostic of err.
-func (r *Result) maskErr(err error) error {
-	list, ok := err.(diag.List)
-	if !ok || r.Secrets.Len() == 0 {
-		return err
-	}
-	for i := range list {
-		list[i].Summary = r.Secrets.Mask(list[i].Summary)
-		list[i].Detail = r.Secrets.Mask(list[i].Detail)
-	}
-	return list
 }
 
 // bind validates the given parameters against the header and returns the template variables

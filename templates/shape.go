@@ -324,6 +324,11 @@ func (r *renderer) display(plain *template, res *Result, doc *yaml.Node) (string
 		return r.encode(res.displayDoc(doc), string(res.Source)), text
 	}
 	removed := prune(shown)
+	if want := res.displayDoc(doc); !sameDoc(shown, want) {
+		// YAML would read the text otherwise than the values were placed (`"a\x41b"`, `|`):
+		// show the document itself.
+		return r.encode(want, text), text
+	}
 	if len(removed) == 0 {
 		return text, text
 	}
@@ -331,6 +336,22 @@ func (r *renderer) display(plain *template, res *Result, doc *yaml.Node) (string
 		return out, text
 	}
 	return r.encode(shown, text), text
+}
+
+// sameDoc reports whether two documents hold the same values: kinds, scalars and their tags.
+func sameDoc(a, b *yaml.Node) bool {
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if a.Kind == yaml.ScalarNode && (a.Value != b.Value || a.ShortTag() != b.ShortTag()) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameDoc(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // encode returns doc as YAML text, or fallback when it cannot be encoded and holds no secret.
