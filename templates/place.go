@@ -180,25 +180,26 @@ func spliceJSON(n *yaml.Node, v string) bool {
 // checkKeys reports a mapping key given by a value that repeats another key. The message
 // names the parameters; it quotes the key only when no secret is in it.
 func (r *renderer) checkKeys(m *yaml.Node) {
-	seen := map[string]bool{}
+	seen := map[string]*yaml.Node{}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
 		if k.Kind != yaml.ScalarNode {
 			continue
 		}
-		if seen[k.Value] && r.placedIn[k] != nil {
-			in := r.placedIn[k]
-			what := "it repeats key " + strconv.Quote(k.Value)
-			if secretNames(in) != "" {
-				what = "it repeats a key"
-			}
-			var names []string
-			for _, b := range in {
-				names = append(names, b.name)
-			}
-			r.injection(strings.Join(names, ", "), &shapeDiff{node: k, what: what, lines: r.pLines})
+		first := seen[k.Value]
+		if first == nil {
+			seen[k.Value] = k
+			continue
 		}
-		seen[k.Value] = true
+		in := append(append([]*binding(nil), r.placedIn[first]...), r.placedIn[k]...)
+		if len(in) == 0 {
+			continue // the template's own keys: not a value's doing
+		}
+		what := "it repeats key " + strconv.Quote(k.Value)
+		if secretNames(in) != "" {
+			what = "it repeats a key"
+		}
+		r.injection(bindingNames(in), &shapeDiff{node: k, what: what, lines: r.pLines})
 	}
 }
 

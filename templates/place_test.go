@@ -147,3 +147,15 @@ func TestRenderShowsPlacedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestValueKeyRepeatsAKey: a value placed as a key must not repeat another key.
+func TestValueKeyRepeatsAKey(t *testing.T) {
+	path := write(t, "p.yaml", "template:\n  parameters:\n    - name: k\npipeline:\n  {{ k }}: 1\n  \"a#\": 2\n")
+	_, err := render(t, path, params("k", "a#"))
+	if err == nil || !strings.Contains(err.Error(), `:6:3: the value of parameter "k" would change the pipeline's structure (it repeats key "a#")`) {
+		t.Errorf("want the repeated key named: %v", err)
+	}
+	if _, err := render(t, path, params("k", "b#")); err != nil {
+		t.Error(err)
+	}
+}

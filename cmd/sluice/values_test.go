@@ -56,9 +56,9 @@ pipeline:
 	}
 }
 
-// TestPasswordOnCommandLineWarns: a password given with -p is visible in ps: sluice says so
-// (without the value) and suggests ${env:NAME} or ${file:PATH}.
-func TestPasswordOnCommandLineWarns(t *testing.T) {
+// passwordPipeline writes a template with a password parameter whose last transform,
+// LogForTesting, ends with the lines logTail.
+func passwordPipeline(t *testing.T, logTail string) string {
 	p := filepath.Join(t.TempDir(), "p.yaml")
 	writeFile(t, p, `template:
   parameters:
@@ -70,7 +70,14 @@ pipeline:
     - type: Create
       config: {elements: [{a: 1}]}
     - type: LogForTesting
-      name: "x{{ password }}"
+`+logTail)
+	return p
+}
+
+// TestPasswordOnCommandLineWarns: a password given with -p is visible in ps: sluice says so
+// (without the value) and suggests ${env:NAME} or ${file:PATH}.
+func TestPasswordOnCommandLineWarns(t *testing.T) {
+	p := passwordPipeline(t, `      name: "x{{ password }}"
 `)
 	for _, cmd := range []string{"render", "validate"} {
 		_, _, errOut := sluice(t, cmd, p, "-p", "password=hunter2-Pw")
@@ -89,18 +96,7 @@ pipeline:
 // TestOneLetterPasswordGarblesNothing: with the password "p", validation errors show the
 // password's mask where it is and are otherwise as written.
 func TestOneLetterPasswordGarblesNothing(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "p.yaml")
-	writeFile(t, p, `template:
-  parameters:
-    - name: password
-      type: password
-pipeline:
-  type: chain
-  transforms:
-    - type: Create
-      config: {elements: [{a: 1}]}
-    - type: LogForTesting
-      config:
+	p := passwordPipeline(t, `      config:
         level: "{{ password }}"
     - type: MapToFeilds
 `)
