@@ -112,11 +112,14 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := parse(path, r.Source, r.Doc)
+	p, err := parse(path, r.DocSource(), r.Doc)
 	if p != nil {
 		p.Secrets = r.Secrets
 		p.Template = r.Header
-		p.SpecHash = specHash([]byte(r.Secrets.Mask(string(r.Source)))) // secrets never enter it
+		p.SpecHash = specHash(r.MaskedSource()) // secrets never enter it
+	}
+	if r.HasSecrets() {
+		err = secretFree(path, r, err, p)
 	}
 	if r.Doc != nil {
 		err = remap(err, r)
@@ -129,8 +132,7 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	return p, err
 }
 
-// remap moves the positions of diagnostics in a rendered text to the template's lines, and
-// masks secrets in them.
+// remap moves the positions of diagnostics in a rendered text to the template's lines.
 func remap(err error, r *templates.Result) error {
 	list, ok := err.(diag.List)
 	if !ok {
@@ -141,7 +143,6 @@ func remap(err error, r *templates.Result) error {
 		if d.Line > 0 {
 			d.Line = r.Line(d.Line)
 		}
-		d.Summary, d.Detail = r.Secrets.Mask(d.Summary), r.Secrets.Mask(d.Detail)
 		out[i] = d
 	}
 	return out

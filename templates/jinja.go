@@ -57,6 +57,13 @@ func environment() *exec.Environment {
 	_ = filters.Replace("d", unsetDefault)
 	_ = filters.Register("local_file", localFile)
 	_ = filters.Register("local_path", localPath)
+	tojson, _ := filters.Get("tojson")
+	_ = filters.Replace("tojson", func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+		if _, ok := in.Interface().(emptyHole); ok {
+			in = exec.AsValue(emptyHoleText) // the JSON string of the placeholder, as of ""
+		}
+		return tojson(e, in, params)
+	})
 	tests := exec.NewTestSet(map[string]exec.TestFunction{}).Update(builtins.Tests)
 	_ = tests.Replace("defined", func(_ *exec.Context, in *exec.Value, _ *exec.VarArgs) (bool, error) {
 		return !(in.IsError() || in.IsNil() || isUnset(in)), nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/secret"
 	"gopkg.in/yaml.v3"
 )
 
@@ -56,6 +57,36 @@ func ParseGcloud(s string) ([]Param, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// CommandLineSecrets returns the values among params given on the command line (-p,
+// --parameters) to password parameters of h without a ${env:NAME} or ${file:PATH} reference:
+// other users of the machine can read a command line. The last value of a name counts.
+func CommandLineSecrets(h *Header, params []Param) []Param {
+	if h == nil {
+		return nil
+	}
+	last := map[string]Param{}
+	var order []string
+	for _, p := range params {
+		if _, ok := last[p.Name]; !ok {
+			order = append(order, p.Name)
+		}
+		last[p.Name] = p
+	}
+	var out []Param
+	for _, name := range order {
+		p := last[name]
+		if (p.From != "-p" && p.From != "--parameters") || p.Value == "" || secret.HasRef(p.Value) {
+			continue
+		}
+		for _, s := range h.Params {
+			if s.Name == name && s.Secret() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // ReadParamsFile reads parameters from a JSON or YAML file of NAME: VALUE. Scalars are taken

@@ -34,22 +34,73 @@ type Result struct {
 
 	lines   lineMap
 	display string
+	masked  string // the rendered text with secrets masked, before pruning
+	docText string // the text Doc was parsed from: placeholders where values were placed
+	// secretNodes are the scalars of Doc that hold a secret, with how each is shown.
+	secretNodes map[*yaml.Node]string
 }
 
-// Line returns the template file's line of line n of Source.
+// Line returns the template file's line of line n of DocSource.
 func (r *Result) Line(n int) int { return r.lines.at(n) }
 
 // Display returns the rendered pipeline to show a user: secrets masked, unset optional
 // parameters removed.
-func (r *Result) Display() string { return r.Secrets.Mask(r.display) }
+func (r *Result) Display() string { return r.display }
+
+// MaskedSource returns Source with every secret replaced by its mask (<secret:NAME>, or the
+// reference that gave it): the rendered text of the template with those in place of the values.
+func (r *Result) MaskedSource() []byte {
+	if r.masked == "" {
+		return r.Source
+	}
+	return []byte(r.masked)
+}
+
+// DocSource returns the text whose lines Doc's positions are in: Source, or where values were
+// placed, the rendered text with their placeholders (it holds no secret).
+func (r *Result) DocSource() []byte {
+	if r.Doc == nil || r.docText == "" {
+		return r.Source
+	}
+	return []byte(r.docText)
+}
+
+// DisplayDoc returns a copy of Doc where every scalar that holds a secret shows its mask, or
+// nil when the file was not rendered. Its positions are Doc's: a problem found in it is the
+// problem found in Doc, told without the secrets.
+func (r *Result) DisplayDoc() *yaml.Node { return r.displayDoc(r.Doc) }
+
+func (r *Result) displayDoc(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if shown, ok := r.secretNodes[n]; ok {
+		c.Value, c.Tag = shown, "!!str"
+	}
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, e := range n.Content {
+			c.Content[i] = r.displayDoc(e)
+		}
+	}
+	if n.Alias != nil {
+		c.Alias = r.displayDoc(n.Alias)
+	}
+	return &c
+}
+
+// HasSecrets reports whether Doc holds a secret.
+func (r *Result) HasSecrets() bool { return len(r.secretNodes) > 0 }
 
 // binding is a string value bound to a template variable.
 type binding struct {
 	name    string
-	value   string // the value to render with
-	display string // what to show instead when it is secret
-	unsafe  bool   // it could change the YAML structure: checked with a placeholder
-	hole    string // the placeholder
+	value   string     // the value to render with
+	display string     // what to show instead when it is secret
+	spec    *ParamSpec // its declaration, or nil
+	unsafe  bool       // it is rendered as a placeholder to check and place it (needsHole)
+	hole    string     // the placeholder
 }
 
 // Render validates the parameters of the template at path (content src) against its header
@@ -70,22 +121,9 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 	}
 	r := &renderer{path: path, src: src, vars: vars, binds: binds, diags: &diags}
 	if !r.run(res) {
-		return nil, res.maskErr(diags.Err())
+		return nil, diags.Err() // no message quotes a secret: see secretFree, blame, checkKeys
 	}
 	return res, nil
-}
-
-// maskErr masks secrets in every diagnostic of err.
-func (r *Result) maskErr(err error) error {
-	list, ok := err.(diag.List)
-	if !ok || r.Secrets.Len() == 0 {
-		return err
-	}
-	for i := range list {
-		list[i].Summary = r.Secrets.Mask(list[i].Summary)
-		list[i].Detail = r.Secrets.Mask(list[i].Detail)
-	}
-	return list
 }
 
 // bind validates the given parameters against the header and returns the template variables
@@ -97,7 +135,7 @@ func bind(path string, h *Header, in Input, secrets *secret.Set, diags *diag.Lis
 		if from == "" {
 			from = "the command line"
 		}
-		b := &binding{name: name, value: value, display: value}
+		b := &binding{name: name, value: value, display: value, spec: p}
 		if secret.HasRef(value) {
 			v, refs, err := secret.Expand(value)
 			if err != nil {
@@ -188,13 +226,16 @@ func bind(path string, h *Header, in Input, secrets *secret.Set, diags *diag.Lis
 // renderer renders a template with the real values and with placeholders, and checks that the
 // values do not change the structure of the YAML.
 type renderer struct {
-	path   string
-	src    []byte
-	vars   map[string]any
-	binds  []*binding
-	diags  *diag.List
-	marked *template
-	sLines lineMap
+	path     string
+	src      []byte
+	vars     map[string]any
+	binds    []*binding
+	diags    *diag.List
+	marked   *template
+	plain    *template
+	sLines   lineMap // of the text rendered with every placeholder
+	pLines   lineMap // of the text the document is parsed from
+	placedIn map[*yaml.Node][]*binding
 }
 
 func (r *renderer) run(res *Result) bool {
@@ -204,6 +245,7 @@ func (r *renderer) run(res *Result) bool {
 		return false
 	}
 	plain, _ := compile(r.path, r.src, false)
+	r.plain = plain
 	real, lines, ok := r.render(nil)
 	if !ok {
 		return false
@@ -211,11 +253,12 @@ func (r *renderer) run(res *Result) bool {
 	res.Source, res.lines = []byte(real), lines
 	// The markers must not change the output (they could, inside {% set %} blocks and filters
 	// over them): then positions stay those of the rendered text.
+	exact := true
 	if out, err := plain.render(r.values(nil)); err != nil || out != real {
-		res.lines = nil
+		res.lines, exact = nil, false
 	}
 	holes := r.placeholders()
-	shape, sLines, ok := r.render(holes)
+	shape, sLines, ok := r.renderHoles(holes)
 	if !ok {
 		return false
 	}
@@ -225,16 +268,69 @@ func (r *renderer) run(res *Result) bool {
 		r.yamlError(err, sLines)
 		return false
 	}
-	doc, err := parseYAML(real)
+	// The values the template prints as they are get placed through their placeholders; the
+	// rest is the real text, and must keep the placeholders' structure.
+	placed := holes
+	text, pLines, ok := r.splice(shape, real, holes, lines)
+	if !ok {
+		placed, text, pLines = r.placeEach(holes, real, lines)
+	}
+	r.pLines = pLines
+	doc, err := parseYAML(text)
 	if err != nil || !r.sameShape(sDoc, doc) {
-		r.blame(sDoc, doc, holes, err, lines)
+		r.blame(sDoc, doc, holes, placed, err, pLines)
 		return false
+	}
+	res.docText = text
+	r.markTransformed(sDoc, doc, res)
+	r.place(doc, placed, res)
+	if exact {
+		res.lines = pLines
 	}
 	prune(doc)
 	r.checkUnset(doc, res)
 	res.Doc = doc
-	res.display = r.display(plain, string(res.Source), doc)
+	res.display, res.masked = r.display(plain, res, doc)
 	return len(*r.diags) == 0
+}
+
+// renderHoles renders the template with the placeholders of holes. An empty value whose
+// placeholder the template cannot use (a method called on it) is rendered as it is: it can
+// change nothing, and is only not placed.
+func (r *renderer) renderHoles(holes map[string]bool) (string, lineMap, bool) {
+	if out, err := r.marked.render(r.values(holes)); err == nil {
+		text, lines := stripMarkers(out)
+		return text, lines, true
+	}
+	for _, b := range r.binds {
+		if b.unsafe && b.value == "" {
+			b.unsafe = false
+			delete(holes, b.name)
+		}
+	}
+	return r.render(holes)
+}
+
+// placeEach finds the values whose placeholders line up with the real text one at a time
+// (another value's use made the texts differ), and splices those.
+func (r *renderer) placeEach(holes map[string]bool, real string, lines lineMap) (map[string]bool, string, lineMap) {
+	placed := map[string]bool{}
+	for name := range holes {
+		one := map[string]bool{name: true}
+		if text, _, ok := r.render(one); ok {
+			if _, _, ok := r.splice(text, real, one, lines); ok {
+				placed[name] = true
+			}
+		}
+	}
+	if len(placed) > 0 {
+		if text, _, ok := r.render(placed); ok {
+			if spliced, pLines, ok := r.splice(text, real, placed, lines); ok {
+				return placed, spliced, pLines
+			}
+		}
+	}
+	return map[string]bool{}, real, lines
 }
 
 // values returns the variables with the values of holes replaced by their placeholders.
@@ -245,7 +341,7 @@ func (r *renderer) values(holes map[string]bool) map[string]any {
 	}
 	for _, b := range r.binds {
 		if holes[b.name] {
-			vars[b.name] = b.hole
+			vars[b.name] = b.holeValue()
 		}
 	}
 	return vars
@@ -256,19 +352,45 @@ func (r *renderer) values(holes map[string]bool) map[string]any {
 func (r *renderer) render(holes map[string]bool) (string, lineMap, bool) {
 	out, err := r.marked.render(r.values(holes))
 	if err != nil {
-		r.templateError(err)
+		r.templateError(r.secretFree(err, holes))
 		return "", nil, false
 	}
 	text, lines := stripMarkers(out)
 	return text, lines, true
 }
 
-// placeholders gives every value that could change the YAML structure a neutral placeholder.
+// secretFree returns a rendering error that quotes no secret: the error of the same render
+// with the secrets' masks in place of their values, when it fails at the same line; else
+// one that names the secret parameters only.
+func (r *renderer) secretFree(err error, holes map[string]bool) error {
+	vars := r.values(holes)
+	var names []*binding
+	for _, b := range r.binds {
+		if b.secret() && !holes[b.name] {
+			vars[b.name] = b.display
+			names = append(names, b)
+		}
+	}
+	te, ok := err.(*templateError)
+	if len(names) == 0 || !ok {
+		return err
+	}
+	if _, merr := r.marked.render(vars); merr != nil {
+		if mte, ok := merr.(*templateError); ok && mte.line == te.line {
+			return mte
+		}
+	}
+	return &templateError{line: te.line, col: te.col, msg: fmt.Sprintf(
+		"cannot render the template with the value of %s (the message is not shown: it could quote a secret)",
+		bindingNames(names))}
+}
+
+// placeholders gives a neutral placeholder to every value that needs one (see needsHole).
 func (r *renderer) placeholders() map[string]bool {
 	holes := map[string]bool{}
 	for i, b := range r.binds {
-		if !safeValue(b.value) {
-			b.unsafe, b.hole = true, "sluice_param_"+strconv.Itoa(i)
+		if b.needsHole() {
+			b.unsafe, b.hole = true, holeMark+strconv.Itoa(i)+"_"
 			holes[b.name] = true
 		}
 	}

@@ -3,6 +3,7 @@ package templates
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/diag"
@@ -11,9 +12,11 @@ import (
 
 // shapeDiff is where two YAML trees differ in structure: at node (of the placeholder render).
 type shapeDiff struct {
-	node *yaml.Node
-	what string
-	line int // the template line, when node is nil
+	node  *yaml.Node
+	what  string
+	key   string  // the key added or removed, quoted after what
+	line  int     // the template line, when node is nil
+	lines lineMap // the line map of node's text, when it is not the placeholder render's
 }
 
 // sameShape reports whether doc (rendered with the real values) has the structure of shape
@@ -34,10 +37,7 @@ func (r *renderer) diff(s, v *yaml.Node) *shapeDiff {
 		case b == nil:
 			return &shapeDiff{node: s, what: "it turns a value into a " + kindName(v)}
 		case v.Kind == yaml.ScalarNode:
-			if v.Style == 0 && v.Value != strings.TrimSpace(b.value) {
-				return &shapeDiff{node: s, what: "YAML would read a different value: a ' #' starts a comment and line breaks fold"}
-			}
-			return nil
+			return nil // placed through its placeholder, or what the template made of it
 		case v.Style&yaml.FlowStyle != 0 && json.Valid([]byte(b.value)):
 			return nil // a JSON value gets its YAML type
 		}
@@ -51,12 +51,12 @@ func (r *renderer) diff(s, v *yaml.Node) *shapeDiff {
 		sk, vk := keys(s), keys(v)
 		for _, k := range vk {
 			if !contains(sk, k) && !r.holeIn(sk) {
-				return &shapeDiff{node: s, what: fmt.Sprintf("it adds key %q", k)}
+				return &shapeDiff{node: s, what: "it adds key", key: k}
 			}
 		}
 		for _, k := range sk {
 			if !contains(vk, k) && r.hole(k) == nil {
-				return &shapeDiff{node: s, what: fmt.Sprintf("it removes key %q", k)}
+				return &shapeDiff{node: s, what: "it removes key", key: k}
 			}
 		}
 		if len(sk) != len(vk) {
@@ -132,8 +132,9 @@ func plural(n int, w string) string {
 
 // blame finds the values that change the structure: rendered one at a time, each with the
 // others as placeholders. parseErr is the real render's YAML error, if that was the problem.
-func (r *renderer) blame(shape, doc *yaml.Node, holes map[string]bool, parseErr error, lines lineMap) {
+func (r *renderer) blame(shape, doc *yaml.Node, holes, placed map[string]bool, parseErr error, lines lineMap) {
 	found := false
+	shapeText, _, _ := r.render(holes)
 	for _, b := range r.binds {
 		if !b.unsafe {
 			continue
@@ -146,14 +147,26 @@ func (r *renderer) blame(shape, doc *yaml.Node, holes map[string]bool, parseErr 
 		if !ok {
 			return
 		}
+		if placed[b.name] {
+			// Where it is printed as it is, it is placed: only the rest must keep the shape.
+			if spliced, sl, ok := r.splice(shapeText, text, map[string]bool{b.name: true}, oneLines); ok {
+				text, oneLines = spliced, sl
+			}
+		}
 		var d *shapeDiff
 		if oneDoc, err := parseYAML(text); err != nil {
 			msg, line := yamlMessage(err)
 			d = &shapeDiff{what: "it breaks the YAML: " + msg, line: oneLines.at(line)}
+			if b.secret() {
+				d.what = "it breaks the YAML" // the message could quote the value
+			}
 		} else {
 			d = r.diff(shape, oneDoc)
 		}
 		if d != nil {
+			if b.secret() {
+				d.what, d.key = d.secretWhat(), ""
+			}
 			r.injection(b.name, d)
 			found = true
 		}
@@ -161,35 +174,76 @@ func (r *renderer) blame(shape, doc *yaml.Node, holes map[string]bool, parseErr 
 	if found {
 		return
 	}
-	if parseErr != nil {
-		r.yamlError(parseErr, lines)
-		return
-	}
-	var names []string
+	var names []*binding
 	for _, b := range r.binds {
 		if b.unsafe {
-			names = append(names, b.name)
+			names = append(names, b)
 		}
+	}
+	if parseErr != nil {
+		if secretNames(names) != "" {
+			r.diags.Add(diag.Pos{File: r.path, Line: 1, Col: 1}, "invalid YAML after rendering the template with the values of %s (the message is not shown: it could quote a secret)", bindingNames(names))
+			return
+		}
+		r.yamlError(parseErr, lines)
+		return
 	}
 	d := r.diff(shape, doc)
 	if d == nil {
 		d = &shapeDiff{node: shape, what: "together they change it"}
 	}
-	r.injection(strings.Join(names, ", "), d)
+	if secretNames(names) != "" {
+		d.what, d.key = d.secretWhat(), ""
+	}
+	r.injection(bindingNames(names), d)
+}
+
+// bindingNames returns the names of bs, joined with commas.
+func bindingNames(bs []*binding) string {
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// text describes the change.
+func (d *shapeDiff) text() string {
+	if d.key != "" {
+		return d.what + " " + strconv.Quote(d.key)
+	}
+	return d.what
+}
+
+// secretWhat describes the change without any text of the value: for a secret.
+func (d *shapeDiff) secretWhat() string {
+	switch {
+	case strings.HasPrefix(d.what, "it adds key"):
+		return "it adds a key"
+	case strings.HasPrefix(d.what, "it removes key"):
+		return "it removes a key"
+	case strings.HasPrefix(d.what, "it breaks the YAML"):
+		return "it breaks the YAML"
+	}
+	return d.what
 }
 
 // injection reports that the value of parameter name changes the pipeline's structure.
 func (r *renderer) injection(name string, d *shapeDiff) {
 	line := max(d.line, 1)
 	if d.node != nil && d.node.Line > 0 {
-		line = r.sLines.at(d.node.Line)
+		lines := r.sLines
+		if d.lines != nil {
+			lines = d.lines
+		}
+		line = lines.at(d.node.Line)
 	}
 	col := 1
 	if d.node != nil && d.node.Kind != yaml.DocumentNode {
 		col = d.node.Column
 	}
 	r.diags.Add(diag.Pos{File: r.path, Line: line, Col: col},
-		"the value of parameter %q would change the pipeline's structure (%s)", name, d.what).
+		"the value of parameter %q would change the pipeline's structure (%s)", name, d.text()).
 		Detail = "a parameter's value can only set a value: it cannot add or remove keys, transforms or list items. Quote it in the template, or give it without newlines, ': ', '- ', '#' or braces"
 }
 
@@ -254,32 +308,64 @@ func (r *renderer) checkUnset(doc *yaml.Node, res *Result) {
 }
 
 // display renders the template for showing: secret values replaced by their masks, unset
-// optional parameters removed. It falls back to the real text when the masks do not render.
-func (r *renderer) display(plain *template, real string, doc *yaml.Node) string {
+// optional parameters removed; and the text before that removal (the spec hash's). When the
+// masks do not render, the document is shown, encoded again, with its secrets masked.
+func (r *renderer) display(plain *template, res *Result, doc *yaml.Node) (string, string) {
 	vars := r.values(nil)
 	for _, b := range r.binds {
 		vars[b.name] = b.display
 	}
 	text, err := plain.render(vars)
 	if err != nil {
-		text = real
+		return r.encode(res.displayDoc(doc), string(res.Source)), ""
 	}
 	shown, err := parseYAML(text)
 	if err != nil {
-		return real
+		return r.encode(res.displayDoc(doc), string(res.Source)), text
 	}
 	removed := prune(shown)
+	if want := res.displayDoc(doc); !sameDoc(shown, want) {
+		// YAML would read the text otherwise than the values were placed (`"a\x41b"`, `|`):
+		// show the document itself.
+		return r.encode(want, text), text
+	}
 	if len(removed) == 0 {
-		return text
+		return text, text
 	}
 	if out, ok := dropLines(text, removed); ok {
-		return out
+		return out, text
 	}
+	return r.encode(shown, text), text
+}
+
+// sameDoc reports whether two documents hold the same values: kinds, scalars and their tags.
+func sameDoc(a, b *yaml.Node) bool {
+	if a.Kind != b.Kind || len(a.Content) != len(b.Content) {
+		return false
+	}
+	if a.Kind == yaml.ScalarNode && (a.Value != b.Value || a.ShortTag() != b.ShortTag()) {
+		return false
+	}
+	for i := range a.Content {
+		if !sameDoc(a.Content[i], b.Content[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// encode returns doc as YAML text, or fallback when it cannot be encoded and holds no secret.
+func (r *renderer) encode(doc *yaml.Node, fallback string) string {
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if enc.Encode(shown) != nil {
-		return text
+	if enc.Encode(doc) != nil {
+		for _, x := range r.binds {
+			if x.secret() {
+				return "# the rendered pipeline cannot be shown without its secrets\n"
+			}
+		}
+		return fallback
 	}
 	return b.String()
 }

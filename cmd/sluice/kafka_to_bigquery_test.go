@@ -369,7 +369,7 @@ func TestKafkaToBigQueryParameters(t *testing.T) {
 		{"binary Avro without a schema", "validate", []string{"-p", "messageFormat=AVRO_BINARY_ENCODING"}, exitInvalid,
 			[]string{"needs a schema: the Avro schema of the values"}, nil},
 		{"JSON without a schema", "validate", []string{"-p", "messageFormat=JSON", "-p", "jsonSchema="}, exitInvalid,
-			[]string{"format JSON needs a schema"}, nil},
+			[]string{`schema: want a JSON Schema object, as a mapping or as JSON text, got ""`}, nil}, // an empty text value arrives as ""
 		{"wire format without a registry", "validate", []string{"-p", "messageFormat=AVRO_CONFLUENT_WIRE_FORMAT"}, exitInvalid,
 			[]string{"confluent_schema_registry_subject needs confluent_schema_registry_url"}, nil},
 		{"truncating a table", "validate", []string{"-p", "writeDisposition=WRITE_TRUNCATE"}, exitInvalid,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/internal/secret"
 	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/templates"
@@ -17,13 +18,14 @@ import (
 // --parameters in gcloud's syntax, --params-file and Beam's --jinja_variables.
 type templateFlags struct {
 	opts runner.LoadOptions
+	fs   *flag.FlagSet // its output is where warnings go
 }
 
 const paramsUsage = "[-p NAME=VALUE]... [--parameters K=V,K2=V2] [--params-file F] [--jinja_variables JSON]"
 
 // addTemplateFlags registers the template flags on fs.
 func addTemplateFlags(fs *flag.FlagSet) *templateFlags {
-	t := &templateFlags{}
+	t := &templateFlags{fs: fs}
 	fs.Func("p", "a template parameter NAME=VALUE (repeatable)", func(s string) error {
 		p, err := templates.ParseAssignment(s, "-p")
 		if err == nil {
@@ -65,6 +67,7 @@ func (t *templateFlags) load(path string) (*runner.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.warnSecrets(path, src)
 	o := t.opts
 	o.Source = src
 	p, err := runner.LoadWith(path, o)
@@ -72,6 +75,17 @@ func (t *templateFlags) load(path string) (*runner.Plan, error) {
 		shown.Merge(p.Secrets)
 	}
 	return p, err
+}
+
+// warnSecrets warns about each password parameter whose value was given on the command line,
+// where other users of the machine can read it (ps, /proc, shell history). The value is not
+// shown.
+func (t *templateFlags) warnSecrets(path string, src []byte) {
+	var diags diag.List
+	for _, p := range templates.CommandLineSecrets(templates.ReadHeader(path, src, &diags), t.opts.Params) {
+		fmt.Fprintf(t.fs.Output(), "sluice: warning: the value of password parameter %q is given with %s, where other users of this machine can read it (ps, shell history): give %s '%s=${env:NAME}' or '%s=${file:PATH}'\n",
+			p.Name, p.From, p.From, p.Name, p.Name)
+	}
 }
 
 // readPipeline reads a pipeline file, or the source of a built-in template (template:NAME).

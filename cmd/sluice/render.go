@@ -25,6 +25,7 @@ func renderCmd(args []string, stdout, stderr io.Writer) int {
 		report(stderr, err)
 		return exitInvalid
 	}
+	tf.warnSecrets(pos[0], src)
 	r, err := templates.Render(pos[0], src, templates.Input{Params: tf.opts.Params, JinjaVariables: tf.opts.JinjaVariables})
 	if err != nil {
 		report(stderr, err)

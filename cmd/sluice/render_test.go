@@ -54,8 +54,8 @@ func TestTemplateParameterFlags(t *testing.T) {
 				tpl + `:29:13: parameter "messageFormat" must be one of RAW, JSON, not "AVRO"`,
 				tpl + `:40:13: parameter "maxNumRecords" must be an integer, not "ten"`,
 				"6 problems"}, nil},
-		{"injection", []string{"render", tpl, "-p", "bootstrapServers=embedded\n    - type: Evil", "-p", "inputTopic=in", "-p", "outputTopic=out"},
-			exitInvalid, []string{`the value of parameter "bootstrapServers" would change the pipeline's structure`}, []string{"Evil\n"}},
+		{"a value with a newline is one string", []string{"render", tpl, "-p", "bootstrapServers=embedded\n    - type: Evil", "-p", "inputTopic=in", "-p", "outputTopic=out"},
+			exitOK, []string{"bootstrap_servers: |-\n"}, []string{"\n    - type: Evil\n"}},
 		{"bad --parameters", []string{"render", tpl, "--parameters", "a=1,b"}, exitUsage, []string{"want NAME=VALUE"}, nil},
 		{"bad --jinja_variables", []string{"render", tpl, "--jinja_variables", "{a: 1}"}, exitUsage, []string{"--jinja_variables: invalid JSON"}, nil},
 	}

@@ -1,6 +1,6 @@
 // Package secret resolves references to secrets in configuration values (${env:NAME} and
-// ${file:PATH}) and masks secret values in text shown to users: rendered pipelines, logs and
-// error messages.
+// ${file:PATH}) and keeps the set of secret values of a pipeline, whose Mask is the last guard
+// over logs and runtime errors (rendered text is masked by position, in package templates).
 package secret
 
 import (
@@ -130,7 +130,16 @@ func (s *Set) Len() int {
 	return len(s.order)
 }
 
-// Mask returns text with every secret value replaced by its label.
+// MinGuarded is the length from which Mask looks for a secret in text. A shorter value would
+// be found inside ordinary words (a password "p" in "type"): such values are kept out of
+// messages where they are placed (templates mask by position), not searched for.
+const MinGuarded = 4
+
+// Mask is the last guard for text that no position tells about: logs and runtime errors of
+// components, which never print secrets by design. It replaces every secret value of at
+// least MinGuarded bytes that stands as a whole word (not inside a longer run of letters
+// and digits) by its label. Text made from a rendered template is masked by position
+// (templates.Result), never by this search.
 func (s *Set) Mask(text string) string {
 	if s == nil {
 		return text
@@ -138,9 +147,39 @@ func (s *Set) Mask(text string) string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, v := range s.order {
-		if strings.Contains(text, v) {
-			text = strings.ReplaceAll(text, v, s.values[v])
+		if len(v) >= MinGuarded && strings.Contains(text, v) {
+			text = replaceWords(text, v, s.values[v])
 		}
 	}
 	return text
+}
+
+// replaceWords replaces the occurrences of v in text that do not continue a word: where v
+// starts (ends) with a letter or digit, the byte before (after) it is not one.
+func replaceWords(text, v, label string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, v)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(v)
+		whole := (i == 0 || !isWord(text[i-1]) || !isWord(v[0])) &&
+			(end == len(text) || !isWord(text[end]) || !isWord(v[len(v)-1]))
+		if whole {
+			b.WriteString(text[:i])
+			b.WriteString(label)
+		} else {
+			b.WriteString(text[:i+1])
+			end = i + 1
+		}
+		text = text[end:]
+	}
+}
+
+// isWord reports whether c is part of a word: an ASCII letter or digit, or a byte of a
+// multi-byte character.
+func isWord(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80
 }

@@ -32,6 +32,20 @@ func TestMask(t *testing.T) {
 	if got := s.Mask("a password123 and pass"); got != "a <long> and <short>" {
 		t.Errorf("Mask: %q (a secret inside another must be masked whole)", got)
 	}
+	// A short secret is never searched for, and a secret is masked only as a whole word:
+	// messages are never garbled.
+	var short Set
+	short.Add("p", "<secret:password>")
+	short.Add("abcd", "<secret:x>")
+	for in, want := range map[string]string{
+		"type -p abcdef":      "type -p abcdef",
+		"key=abcd; xabcd":     "key=<secret:x>; xabcd",
+		"user:abcd@host abcd": "user:<secret:x>@host <secret:x>",
+	} {
+		if got := short.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
 	var nilSet *Set
 	if nilSet.Mask("x") != "x" || nilSet.Len() != 0 {
 		t.Error("a nil set masks nothing")
