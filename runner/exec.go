@@ -297,7 +297,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		}
 		k.restored = cp
 		if cp == nil {
-			if err := r.checkEmpty(ctx, k); err != nil {
+			if err := r.checkEmpty(ctx, k, info.Shared); err != nil {
 				return 0, err
 			}
 		}

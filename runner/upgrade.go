@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 )
@@ -172,12 +173,22 @@ func (r *run) checkUpgrade() error {
 // checkEmpty refuses a sink that has no checkpoint of the pipeline but whose target holds data
 // (component.Occupied), unless RunConfig.AllowResetState: its checkpoint may have been lost,
 // and starting afresh would write again what the pipeline wrote.
-func (r *run) checkEmpty(ctx context.Context, k *sinkState) error {
+func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) error {
 	o, ok := k.sink.(component.Occupied)
 	if !ok {
 		return nil
 	}
 	holds, err := o.Holds(ctx)
+	if err == nil && holds != "" && shared {
+		// Another copy starting at the same time may have written its first rows, and not
+		// yet its checkpoint (at_least_once writes rows first): ask again after two epochs.
+		select {
+		case <-time.After(min(max(2*r.plan.Trigger, time.Second), 10*time.Second)):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		holds, err = o.Holds(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("%s (%s): checking whether its target is empty: %w", k.node.describe(), k.node.Pos, err)
 	}

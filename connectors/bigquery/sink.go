@@ -554,8 +554,20 @@ func (s *sink) Close(ctx context.Context) error {
 }
 
 // Holds says what the table holds when the sink has no state of the pipeline, as Open found
-// it (component.Occupied).
-func (s *sink) Holds(context.Context) (string, error) { return s.holds, nil }
+// it (component.Occupied); with copies, unless another copy saved its state since.
+func (s *sink) Holds(ctx context.Context) (string, error) {
+	if s.holds == "" || !s.shared {
+		return s.holds, nil
+	}
+	_, others, err := s.store.load(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	if len(others) > 0 {
+		return "", nil
+	}
+	return s.holds, nil
+}
 
 // Identity is what the sink writes: its table.
 func (s *sink) Identity() []string { return []string{"bigquery table " + s.p.ref.String()} }
