@@ -25,13 +25,7 @@ import (
 // clients then skip the producer's later committed batches (docs/kafka.md, "The dev broker
 // after a crash"); before the recovery a reader saw only the first transactions.
 func TestDevKafkaCrashOpenTransaction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills broker processes")
-	}
-	dir := t.TempDir()
-	b := startDevKafka(t, "--topic", "out:4", "--data-dir", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
+	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
 	var want []string
@@ -57,14 +51,9 @@ func TestDevKafkaCrashOpenTransaction(t *testing.T) {
 // sink does). Every transaction the producer saw commit is there for a read_committed reader,
 // and each one whose commit it did not see answered is there whole or not at all.
 func TestDevKafkaKilledMidWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills broker processes")
-	}
-	dir := t.TempDir()
-	args := []string{"--listen", freeAddr(t), "--topic", "out:4", "--data-dir", dir}
-	b := startDevKafka(t, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
+	listen := freeAddr(t)
+	ctx, dir, b := crashTest(t, "--listen", listen)
+	args := []string{"--listen", listen, "--data-dir", dir}
 	stop := make(chan struct{})
 	done := make(chan producedTxns)
 	var commits atomic.Int64
@@ -184,13 +173,7 @@ func freeAddr(t *testing.T) string {
 // kfake's replay dropped the partitions without a marker: a read_committed reader saw half of
 // the transaction.
 func TestDevKafkaCrashDuringCommit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills broker processes")
-	}
-	dir := t.TempDir()
-	b := startDevKafka(t, "--topic", "out:4", "--data-dir", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
+	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
 	want := commitTxn(ctx, t, p, 0, 4)
@@ -220,13 +203,7 @@ func TestDevKafkaCrashDuringCommit(t *testing.T) {
 // transaction was neither carried over again nor aborted: its records showed as committed as
 // soon as the partition moved on.
 func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills broker processes")
-	}
-	dir := t.TempDir()
-	b := startDevKafka(t, "--topic", "out:4", "--data-dir", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
+	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	want := commitTxn(ctx, t, p, 0, 4)
 	openTxn(ctx, t, p, "open", []int32{0})
@@ -246,13 +223,7 @@ func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
 // without KIP-890's epoch bump per transaction does): a commit marker of that epoch no longer
 // says that the open records were being committed.
 func TestDevKafkaCrashUndecidable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills broker processes")
-	}
-	dir := t.TempDir()
-	b := startDevKafka(t, "--topic", "out:4", "--data-dir", dir)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
+	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	openTxn(ctx, t, p, "first", []int32{0, 1})
 	id, epoch, err := p.ProducerID(ctx)
@@ -290,6 +261,19 @@ func wantPrinted(t *testing.T, b *devBroker, recovery string) {
 	if !strings.Contains(got, recovery) || (recovery == "") != (got == "") {
 		t.Errorf("at start the broker printed %q about its recovery, want %q", got, recovery)
 	}
+}
+
+// crashTest skips under -short, and starts `sluice dev kafka` with args, a topic out of 4
+// partitions, and a new data directory.
+func crashTest(t *testing.T, args ...string) (context.Context, string, *devBroker) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts and kills broker processes")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	t.Cleanup(cancel)
+	return ctx, dir, startDevKafka(t, append(args, "--topic", "out:4", "--data-dir", dir)...)
 }
 
 func txnProducer(t *testing.T, addr string) *kgo.Client {
