@@ -96,6 +96,9 @@ func devKafka(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice dev kafka: %v\n", err)
 		return exitRuntime
 	}
+	if cluster.Recovered != nil {
+		fmt.Fprintf(stdout, "sluice dev kafka: %s\n", cluster.Recovered)
+	}
 	printConnectHelp(stdout, cluster.ListenAddrs()[0], topics, *dataDir)
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "stopping the broker")

@@ -15,10 +15,11 @@ import (
 
 // devBroker is a `sluice dev kafka` process.
 type devBroker struct {
-	cmd   *exec.Cmd
-	addr  string
-	lines chan string // the rest of its stdout
-	err   strings.Builder
+	cmd     *exec.Cmd
+	addr    string
+	lines   chan string // the rest of its stdout
+	printed []string    // its stdout up to the address
+	err     strings.Builder
 }
 
 // startDevKafka starts `sluice dev kafka` with args and waits for the address it prints.
@@ -57,6 +58,7 @@ func startDevKafka(t *testing.T, args ...string) *devBroker {
 			t.Fatalf("no address printed within 20s:\n%s", strings.Join(printed, "\n"))
 		}
 	}
+	b.printed = printed
 	return b
 }
 

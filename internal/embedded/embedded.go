@@ -4,6 +4,7 @@
 package embedded
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -24,8 +25,52 @@ type Config struct {
 	DataDir string
 }
 
+// Broker is a running broker. Close it to stop it: with a data directory, that saves its
+// state and notes the clean stop, so the next start on the directory need not recover it.
+type Broker struct {
+	*kfake.Cluster
+	dir string
+	// Recovered is set when the broker's data directory had not been closed cleanly and
+	// Start made its log consistent first.
+	Recovered *Recovery
+}
+
+// Close stops the broker.
+func (b *Broker) Close() {
+	b.Cluster.Close()
+	if b.dir != "" {
+		_ = setClean(b.dir, true) // without the note, the next start recovers: slower, not wrong
+	}
+}
+
 // Start starts a broker. Topics that clients ask for are created with DefaultPartitions.
-func Start(cfg Config) (*kfake.Cluster, error) {
+//
+// With a data directory that the last broker on it did not close (it was killed), Start first
+// recovers the log (recoverDir): it ends the transactions left open, and refuses to serve a log
+// it cannot make consistent (ErrUnrecoverable).
+func Start(cfg Config) (*Broker, error) {
+	b := &Broker{dir: cfg.DataDir}
+	if cfg.DataDir != "" {
+		if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("the embedded Kafka broker's data directory: %w", err)
+		}
+		unclean, err := uncleanDir(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("the embedded Kafka broker's data directory: %w", err)
+		}
+		if unclean {
+			if b.Recovered, err = recoverDir(cfg.DataDir); err != nil {
+				hint := ""
+				if errors.Is(err, ErrUnrecoverable) {
+					hint = fmt.Sprintf("; the broker does not serve it. To start over, remove %s (its topics, records and checkpoints go with it)", cfg.DataDir)
+				}
+				return nil, fmt.Errorf("recovering the embedded Kafka broker's data in %s, which was not stopped cleanly: %w%s", cfg.DataDir, err, hint)
+			}
+		}
+		if err := setClean(cfg.DataDir, false); err != nil {
+			return nil, err
+		}
+	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.AllowAutoTopicCreation(),
@@ -44,7 +89,8 @@ func Start(cfg Config) (*kfake.Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the embedded Kafka broker: %w", err)
 	}
-	return c, nil
+	b.Cluster = c
+	return b, nil
 }
 
 var (
@@ -55,7 +101,7 @@ var (
 )
 
 type copied struct {
-	c   *kfake.Cluster
+	c   *Broker
 	dir string
 }
 
