@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluicehq/sluice/connectors/bigquery"
+	"github.com/sluicehq/sluice/internal/embedded"
 	"github.com/sluicehq/sluice/runner"
 )
 
@@ -112,6 +113,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	start := time.Now()
+	defer embedded.CloseAll() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
 		Version: sluiceVersion(), AllowResetState: *allowReset})
 	if err != nil {

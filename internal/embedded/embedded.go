@@ -96,6 +96,7 @@ func Start(cfg Config) (*Broker, error) {
 var (
 	sharedMu  sync.Mutex
 	shared    = map[string]string{} // data dir ("": in memory) -> the broker's address
+	running   []*Broker             // the shared brokers, for CloseAll
 	snapshots bool
 	copies    []copied // brokers started on snapshots, for CloseSnapshots
 )
@@ -132,9 +133,26 @@ func AddrIn(dir string) (string, error) {
 	}
 	if data != dir {
 		copies = append(copies, copied{c, data})
+	} else {
+		running = append(running, c)
 	}
 	shared[dir] = c.ListenAddrs()[0]
 	return shared[dir], nil
+}
+
+// CloseAll stops the process's shared brokers, so that those with a data directory leave it
+// closed cleanly and the next run on it starts without recovering it. Called when a run ends;
+// a process killed before it leaves the directory to recovery.
+func CloseAll() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for _, b := range running {
+		b.Close()
+	}
+	running = nil
+	for dir := range shared {
+		delete(shared, dir)
+	}
 }
 
 // UseSnapshots makes the brokers that AddrIn starts from then on run on a temporary copy of
