@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,12 +24,16 @@ type idCounts struct {
 	ids      map[int64]int
 	bad      int
 	firstBad string
+	// part is the partition each id was read from (the input topic's reader keeps it, so
+	// that duplicates and losses can be told by partition).
+	part map[int64]int32
 }
 
-func newIDCounts() *idCounts { return &idCounts{ids: map[int64]int{}} }
+func newIDCounts() *idCounts { return &idCounts{ids: map[int64]int{}, part: map[int64]int32{}} }
 
-// addJSON counts one record; with mapped set it must carry doubled = 2 * amount.
-func (c *idCounts) addJSON(b []byte, mapped bool) {
+// addJSON counts one record and returns its id; with mapped set it must carry doubled =
+// 2 * amount.
+func (c *idCounts) addJSON(b []byte, mapped bool) (int64, bool) {
 	var v struct {
 		ID      *int64   `json:"id"`
 		Amount  float64  `json:"amount"`
@@ -35,9 +41,10 @@ func (c *idCounts) addJSON(b []byte, mapped bool) {
 	}
 	if err := json.Unmarshal(b, &v); err != nil || v.ID == nil || (mapped && (v.Doubled == nil || *v.Doubled != 2*v.Amount)) {
 		c.addBad(fmt.Sprintf("%.200s (%v)", b, err))
-		return
+		return 0, false
 	}
 	c.ids[*v.ID]++
+	return *v.ID, true
 }
 
 func (c *idCounts) addBad(what string) {
@@ -73,6 +80,24 @@ func tally(in, out *idCounts) Count {
 	}
 	c.Seen += out.bad
 	return c
+}
+
+// byPartition says, for the ids where the sink's count differs from the input's, how many
+// rows too many and too few each input partition has, e.g. "p3: +120 -0".
+func byPartition(in, out *idCounts) string {
+	more, fewer := map[int32]int{}, map[int32]int{}
+	for id, n := range in.ids {
+		m := out.ids[id]
+		more[in.part[id]] += max(0, m-n)
+		fewer[in.part[id]] += max(0, n-m)
+	}
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(more)) {
+		if more[p] > 0 || fewer[p] > 0 {
+			parts = append(parts, fmt.Sprintf("p%d: +%d -%d", p, more[p], fewer[p]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // readTopic reads every partition of topic from its start to its end as a read_committed
@@ -141,7 +166,9 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 			}
 			next[r.Partition] = r.Offset + 1
 			if !r.Attrs.IsControl() {
-				counts.addJSON(r.Value, mapped)
+				if id, ok := counts.addJSON(r.Value, mapped); ok && !mapped {
+					counts.part[id] = r.Partition
+				}
 			}
 		})
 	}

@@ -52,6 +52,10 @@ func TestTally(t *testing.T) {
 	if out.bad != 1 || !strings.Contains(out.firstBad, `"id": 5`) {
 		t.Errorf("the badly mapped row was not reported: %d, %q", out.bad, out.firstBad)
 	}
+	in.part = map[int64]int32{1: 0, 2: 1, 3: 1, 4: 2}
+	if got := byPartition(in, out); got != "p1: +2 -0, p2: +0 -1" {
+		t.Errorf("by partition: %q", got)
+	}
 }
 
 // A result fails on a loss under any delivery, on a duplicate only under exactly_once, and

@@ -332,6 +332,9 @@ func (sc *scenario) read(ctx context.Context, acked []int64) error {
 		return err
 	}
 	sc.res.Count = tally(in, out)
+	if sc.res.Duplicates > 0 || sc.res.Missing > 0 {
+		sc.note("rows too many (+) and too few (-) by input partition: %s", byPartition(in, out))
+	}
 	if out.bad > 0 {
 		sc.fail("%d rows are not what the pipeline writes, the first: %s", out.bad, out.firstBad)
 	}
