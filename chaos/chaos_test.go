@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,12 @@ func TestChaosShort(t *testing.T) {
 	}
 	cfg := harness.Defaults()
 	cfg.Dir = t.TempDir()
+	if dir := os.Getenv("SLUICE_CHAOS_DIR"); dir != "" { // keep the logs and data to look at
+		cfg.Dir = dir
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg.Copies, cfg.Duration, cfg.Rate, cfg.Faults, cfg.BrokerRestarts = 2, 50*time.Second, 200, 6, 1.2
 	cfg.DrainTimeout = 40 * time.Second
 	var progress bytes.Buffer

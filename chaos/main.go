@@ -122,15 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (harness.Config, bool, bool) {
 	if !*quiet {
 		cfg.Log = stderr
 	}
-	if cfg.Dir == "" {
-		cfg.Dir = "-" // checked below without it; run makes the temporary directory
-	}
 	if err := cfg.Check(); err != nil {
 		fmt.Fprintf(stderr, "chaos: %v\n", err)
 		return harness.Config{}, false, false
-	}
-	if cfg.Dir == "-" {
-		cfg.Dir = ""
 	}
 	return cfg, *keep, true
 }

@@ -38,7 +38,7 @@ var (
 type Config struct {
 	// Sluice is the sluice binary; empty: Run builds ./cmd/sluice into Dir.
 	Sluice string
-	// Dir holds the scenarios' brokers, tables, files and logs; it must exist.
+	// Dir holds the scenarios' brokers, tables, files and logs; Run needs it to exist.
 	Dir        string
 	Sinks      []string
 	Deliveries []string
@@ -108,9 +108,6 @@ func (c Config) Check() error {
 	}
 	if c.Copies < 1 || c.Rate < 1 || c.Partitions < 1 || c.Duration <= 0 || c.Faults < 0 || c.BrokerRestarts < 0 {
 		errs = append(errs, "copies, rate, partitions and duration must be positive, faults and broker restarts not negative")
-	}
-	if c.Dir == "" {
-		errs = append(errs, "no work directory")
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("chaos config: %s", strings.Join(errs, "; "))

@@ -76,7 +76,7 @@ func (sc *scenario) sinkYAML() string {
       endpoint: %s/bigquery/v2/
       storage_endpoint: %s
       triggering_frequency_seconds: 0.3
-`, sc.bq.project, sc.bq.datset, sc.bqTable(), sc.bq.rest, sc.bq.grpc)
+`, sc.bq.project, sc.bq.dataset, sc.bqTable(), sc.bq.rest, sc.bq.grpc)
 	}
 	return fmt.Sprintf(`  sink:
     type: WriteToJson

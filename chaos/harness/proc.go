@@ -195,15 +195,15 @@ func (b *broker) stop() {
 
 // bigQuery is the `sluice dev bigquery` process the BigQuery scenarios share.
 type bigQuery struct {
-	p               *proc
-	grpc, rest      string // the Storage Write API's address, the REST API's root URL
-	project, datset string
+	p                *proc
+	grpc, rest       string // the Storage Write API's address, the REST API's root URL
+	project, dataset string
 }
 
 func startBigQuery(ctx context.Context, bin, dir string) (*bigQuery, error) {
-	bq := &bigQuery{project: "chaos-test", datset: "ds"}
+	bq := &bigQuery{project: "chaos-test", dataset: "ds"}
 	p, lines, err := startProc(bin, filepath.Join(dir, "bigquery.log"), nil, "REST:",
-		"dev", "bigquery", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--dataset", bq.project+":"+bq.datset)
+		"dev", "bigquery", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--dataset", bq.project+":"+bq.dataset)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,9 @@ func Run(ctx context.Context, cfg Config) ([]*Result, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
+	if cfg.Dir == "" {
+		return nil, fmt.Errorf("chaos: no work directory")
+	}
 	bin := cfg.Sluice
 	if bin == "" {
 		var err error

@@ -72,7 +72,7 @@ func readBigQuery(ctx context.Context, bq *bigQuery, name string) (*idCounts, er
 		return nil, fmt.Errorf("BigQuery client: %w", err)
 	}
 	defer cl.Close()
-	it := cl.Dataset(bq.datset).Table(name).Read(ctx)
+	it := cl.Dataset(bq.dataset).Table(name).Read(ctx)
 	counts := newIDCounts()
 	for {
 		var row map[string]bigquery.Value
