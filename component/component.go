@@ -218,6 +218,11 @@ type Occupied interface {
 	// Holds says what the target holds ("topic t holds 15000 records in 3 partitions"), or ""
 	// when it is empty. Called after Open.
 	Holds(ctx context.Context) (string, error)
+	// Claim records, before anything is written, that the pipeline writes the target from
+	// now on: a checkpoint of epoch 0 at next, where the sink's sources start. A run that
+	// crashes before its first commit then leaves that checkpoint, not data without one
+	// (at_least_once writes before it commits). Called when the run goes on after Holds.
+	Claim(ctx context.Context, next schemas.Offsets) error
 }
 
 // Streaming is implemented by sinks whose rows reach their readers as they are written when

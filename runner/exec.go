@@ -289,6 +289,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	}
 	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
 		EpochInterval: r.plan.Trigger, Instance: instance}
+	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
 		cp, err := k.sink.Open(ctx, info)
@@ -297,8 +298,12 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		}
 		k.restored = cp
 		if cp == nil {
-			if err := r.checkEmpty(ctx, k, info.Shared); err != nil {
+			o, err := r.checkEmpty(ctx, k, info.Shared)
+			if err != nil {
 				return 0, err
+			}
+			if o != nil {
+				claims[k] = o
 			}
 		}
 		covered := schemas.Offsets{}
@@ -318,6 +323,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	if err := r.restoreState(); err != nil {
 		return 0, err
 	}
+	starts := map[*sourceState]schemas.Offsets{}
 	for _, s := range r.sources {
 		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
 			b.StopAtEnd()
@@ -341,6 +347,18 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		}
 		if len(from) > 0 {
 			r.log.Info("resuming", "source", s.node.Name, "from", from.String())
+		}
+		starts[s] = from
+	}
+	// Before anything is written, a sink starting afresh records where it starts (where its
+	// sources start), so that a crash before its first commit is not taken for lost state.
+	for k, o := range claims {
+		at := schemas.Offsets{}
+		for _, s := range k.sources {
+			at.Advance(starts[s])
+		}
+		if err := o.Claim(ctx, at); err != nil {
+			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.describe(), k.node.Pos, err)
 		}
 	}
 	return last + 1, nil

@@ -41,6 +41,7 @@ type sink struct {
 	exactly bool
 	shared  bool   // several copies write the sink: each records what it moved (Checkpoint.OwnRecord)
 	holds   string // what the table holds when the sink has no state (Holds)
+	stored  bool   // the store holds this copy's state (Open found it, or Claim or Commit saved it)
 	bq      *bigquery.Client
 	mw      *managedwriter.Client
 	enc     *encoder
@@ -98,6 +99,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	if err == nil && st == nil && len(others) == 0 {
 		st, err = s.adoptStateFile(ctx, info)
 	}
+	s.stored = st != nil
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -220,7 +222,10 @@ func (s *sink) merged(ctx context.Context, own state, others map[string]*state) 
 	s.mu.Lock()
 	s.st.Settled = settled
 	s.mu.Unlock()
-	if own.Epoch == 0 && len(next) == 0 {
+	s.mu.Lock()
+	stored := s.stored
+	s.mu.Unlock()
+	if own.Epoch == 0 && len(next) == 0 && !stored {
 		return nil, nil
 	}
 	return &component.Checkpoint{Pipeline: own.Pipeline, Epoch: own.Epoch, Next: next, State: own.State, Lineage: own.Lineage}, nil
@@ -431,7 +436,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	}
 	s.mu.Lock()
 	next.Settled = s.st.Settled // as Reload may have found them meanwhile
-	s.st = next
+	s.st, s.stored = next, true
 	for _, e := range done {
 		delete(s.pending, e)
 	}
@@ -567,6 +572,22 @@ func (s *sink) Holds(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return s.holds, nil
+}
+
+// Claim saves the sink's state of epoch 0 at next (component.Occupied): at_least_once rows are
+// visible as they are appended, before their epoch's state is saved.
+func (s *sink) Claim(ctx context.Context, next schemas.Offsets) error {
+	s.mu.Lock()
+	s.st.Next = next
+	st := s.st
+	s.mu.Unlock()
+	if err := s.store.save(ctx, &st, nil); err != nil {
+		return fmt.Errorf("%s: %w", s.what, err)
+	}
+	s.mu.Lock()
+	s.stored = true
+	s.mu.Unlock()
+	return nil
 }
 
 // Identity is what the sink writes: its table.

@@ -400,3 +400,26 @@ func (s *sink) Holds(ctx context.Context) (string, error) {
 	return fmt.Sprintf("topic %s holds %d offsets of committed records in %d partitions, and %s holds no checkpoint of this sink (%s)",
 		s.topic, held, parts, CheckpointTopic, checkpointKey(pipeline, s.name, "")), nil
 }
+
+// Claim writes a checkpoint of epoch 0 at next, with at_least_once (component.Occupied):
+// its records are visible as they are produced, before their epoch's checkpoint. With
+// exactly_once the records are visible only together with a checkpoint.
+func (s *sink) Claim(ctx context.Context, next schemas.Offsets) error {
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	cl, exactly, err := s.state()
+	if err != nil || exactly {
+		return err
+	}
+	rec, err := checkpointRecord(s.key, component.Checkpoint{Pipeline: s.pipeline, Next: next})
+	if err != nil {
+		return err
+	}
+	if err := cl.ProduceSync(ctx, rec).FirstErr(); err != nil {
+		return fmt.Errorf("%s: writing the first checkpoint to %s: %w", s.what, CheckpointTopic, err)
+	}
+	if s.shared {
+		s.recorded = next
+	}
+	return nil
+}
