@@ -58,7 +58,7 @@ type Node struct {
 	// unknown: an input's schema is known only to a service not asked (Plan.Offline), so
 	// the node was checked for its config only.
 	unknown bool
-	stateID       []string // a stateful transform's identity (lineage.go)
+	stateID []string // a stateful transform's identity (lineage.go)
 }
 
 // Edge is an input of a node: the output Tag of From.
