@@ -151,7 +151,7 @@ func loadCatalog(ctx context.Context, name string, props iceberg.Properties) (ca
 	}
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+		return nil, fmt.Errorf("open catalog %s: %w", name, diskError(err, sqliteFile(props)))
 	}
 	return cat, nil
 }
