@@ -21,6 +21,9 @@ type Output struct {
 	Schema *schemas.Schema
 	// Errors marks the error_handling output.
 	Errors bool
+	// From names the service that alone knows Schema, when the pipeline is checked Offline
+	// and Schema is nil (OutputFromService).
+	From string
 }
 
 // Context is what a component sees while it is built: its config node, its inputs' schemas
@@ -43,6 +46,12 @@ type Context struct {
 	Exprs Expressions
 	// Windowing is the transform's `windowing:` node, or nil.
 	Windowing *yaml.Node
+	// Offline says that the pipeline is only checked (sluice validate, graph, diff): building
+	// must not connect to anything nor create a file or directory. Reading a local file the
+	// config names (a descriptor set, a schema file) is fine. What only a service can tell
+	// (a table's columns, a registry subject's latest schema) is declared with
+	// OutputFromService and checked when the pipeline runs, or by validate --check-services.
+	Offline bool
 
 	outputs []Output
 	trigger time.Duration
@@ -78,6 +87,13 @@ func (c *Context) Input() *schemas.Schema {
 // Output declares an output with its schema.
 func (c *Context) Output(tag string, s *schemas.Schema) {
 	c.outputs = append(c.outputs, Output{Tag: tag, Schema: s})
+}
+
+// OutputFromService declares an output whose schema only a service can tell, while the
+// pipeline is checked Offline; from names it ("the catalog of table db.events"). The runner
+// checks the transforms that consume the output for their config only, and says so.
+func (c *Context) OutputFromService(tag, from string) {
+	c.outputs = append(c.outputs, Output{Tag: tag, From: from})
 }
 
 // Outputs returns the outputs declared so far.

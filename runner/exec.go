@@ -173,6 +173,9 @@ type target struct {
 // Execute runs the plan until its sources are exhausted, a stop is asked for, or a failure.
 // Every epoch is committed by every sink before the next one is cut (synchronous progress).
 func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
+	if p.Offline {
+		return nil, errors.New("a pipeline loaded offline (as sluice validate does) cannot run: load it with its services")
+	}
 	r := &run{plan: p, cfg: cfg, log: cfg.Log, lanes: p.Lanes(), bySource: map[*Node]*sourceState{},
 		bySink: map[*Node]*sinkState{}, consumers: map[*Node]map[string][]target{}, wake: make(chan struct{}, 1),
 		revokes: make(chan revokeRequest), finished: make(chan struct{})}

@@ -64,10 +64,16 @@ func ShapeOf(p *Plan) *component.SpecShape {
 	return sh
 }
 
-// identityOf is a source's or sink's Identity, or its type when it has none.
+// identityOf is a source's or sink's Identity, or its type when it has none. A sink of an
+// offline plan that was checked for its config only (Node.unknown) has its whole config as
+// identity: any change to it counts, so that sluice diff never calls a change compatible
+// that it could not judge.
 func identityOf(n *Node) []string {
 	if id, ok := n.Impl.(component.Identity); ok {
 		return id.Identity()
+	}
+	if n.unknown {
+		return []string{"type " + n.Type, "config " + canonical(n.spec.Config)}
 	}
 	return []string{"type " + n.Type}
 }

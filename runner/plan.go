@@ -34,6 +34,9 @@ type Plan struct {
 	Secrets *secret.Set
 	// Template is the file's template header, or nil.
 	Template *templates.Header
+	// Offline says the plan was loaded without asking any service (LoadOptions.Offline): it
+	// may hold transforms checked for their config only, and cannot run.
+	Offline bool
 }
 
 // Node is one transform of a plan.
@@ -52,7 +55,10 @@ type Node struct {
 	refs          []ref
 	explicitInput bool
 	failed        bool
-	stateID       []string // a stateful transform's identity (lineage.go)
+	// unknown: an input's schema is known only to a service not asked (Plan.Offline), so
+	// the node was checked for its config only.
+	unknown bool
+	stateID []string // a stateful transform's identity (lineage.go)
 }
 
 // Edge is an input of a node: the output Tag of From.
@@ -95,6 +101,9 @@ type LoadOptions struct {
 	// Source, when set, is the file's content: path is then only its name in messages (a
 	// built-in template is loaded this way).
 	Source []byte
+	// Offline checks the pipeline without I/O: no component connects to anything or
+	// creates a file (component.Context.Offline). sluice validate, graph and diff load so.
+	Offline bool
 }
 
 // LoadWith reads the pipeline file at path, renders it as a template with o's values (see
@@ -112,14 +121,14 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := parse(path, r.DocSource(), r.Doc)
+	p, err := parseWith(path, r.DocSource(), r.Doc, o.Offline)
 	if p != nil {
 		p.Secrets = r.Secrets
 		p.Template = r.Header
 		p.SpecHash = specHash(r.MaskedSource()) // secrets never enter it
 	}
 	if r.HasSecrets() {
-		err = secretFree(path, r, err, p)
+		err = secretFree(path, r, err, p, o.Offline)
 	}
 	if r.Doc != nil {
 		err = remap(err, r)
@@ -150,12 +159,13 @@ func remap(err error, r *templates.Result) error {
 
 // Parse validates a pipeline file's content; path is used in messages. The content is not
 // rendered as a template.
-func Parse(path string, src []byte) (*Plan, error) { return parse(path, src, nil) }
+func Parse(path string, src []byte) (*Plan, error) { return parseWith(path, src, nil, false) }
 
-// parse validates a pipeline file's content, or its already parsed document doc.
-func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
+// parseWith validates a pipeline file's content, or its already parsed document doc; offline
+// as LoadOptions.Offline.
+func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, error) {
 	var diags diag.List
-	p := &Plan{File: path}
+	p := &Plan{File: path, Offline: offline}
 	f := load(path, src, doc, &diags, &p.Warnings)
 	if f == nil {
 		return nil, diags.Err()
@@ -184,7 +194,9 @@ func parse(path string, src []byte, doc *yaml.Node) (*Plan, error) {
 		return nil, diags.Err()
 	}
 	for _, n := range p.Nodes {
-		if _, ok := n.Impl.(component.Stateful); ok {
+		// A transform checked for its config only may be stateful: counted as one, so that
+		// sluice diff does not miss a change of its state.
+		if _, ok := n.Impl.(component.Stateful); ok || n.unknown && n.Spec.Kind == component.KindTransform {
 			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
 		}
 	}
@@ -237,17 +249,24 @@ func (f *file) build(n *Node, p *Plan) {
 		return
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
-		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n),
+		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n), Offline: p.Offline,
 		Options: component.Options{Delivery: p.Delivery(), CheckpointInterval: time.Duration(p.Options.CheckpointInterval),
 			StateLimit: p.Options.StateLimitMB << 20, IdleTimeout: time.Duration(p.Options.WindowIdleTimeout)}}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
-		if e.From.failed {
+		if e.From.failed || e.From.unknown {
 			spec.CheckConfig(ctx) // no input schema to check against: report config problems only
+			n.failed, n.unknown = e.From.failed, !e.From.failed
 			return
 		}
 		out, ok := f.pickOutput(n, e)
 		if !ok {
+			return
+		}
+		if out.Schema == nil && out.From != "" { // offline: only a service knows the schema
+			spec.CheckConfig(ctx)
+			n.failed, n.unknown = false, true
+			e.Tag = out.Tag
 			return
 		}
 		e.Tag = out.Tag
@@ -262,6 +281,12 @@ func (f *file) build(n *Node, p *Plan) {
 		return
 	}
 	n.Impl, n.Outputs, n.failed = impl, ctx.Outputs(), false
+	for _, o := range n.Outputs {
+		if o.Schema == nil && o.From != "" {
+			p.Warnings.Add(n.Pos, "%s: the schema of its rows comes from %s, which is not asked without --check-services: the transforms that read them are checked for their config only", n.describe(), o.From).
+				Detail = "sluice validate --check-services checks them against it"
+		}
+	}
 	if t := ctx.Trigger(); t > 0 && (p.Trigger == 0 || t < p.Trigger) {
 		p.Trigger = t
 	}

@@ -9,13 +9,14 @@ import (
 // holds secrets as they are found in its copy with the secrets' masks in place of their values
 // (templates.Result.DisplayDoc), so that no message quotes a secret, whatever it quotes: a
 // problem the copy has at the same position is told as the copy tells it; one only the real
-// values cause is told without its text. Nothing is searched for in the messages.
-func secretFree(path string, r *templates.Result, err error, p *Plan) error {
+// values cause is told without its text. Nothing is searched for in the messages. The copy is
+// checked as the document was (offline or not).
+func secretFree(path string, r *templates.Result, err error, p *Plan, offline bool) error {
 	list, _ := err.(diag.List)
 	if len(list) == 0 && (p == nil || len(p.Warnings) == 0) {
 		return err
 	}
-	shown, shownErr := parse(path, r.DocSource(), r.DisplayDoc())
+	shown, shownErr := parseWith(path, r.DocSource(), r.DisplayDoc(), offline)
 	shownList, _ := shownErr.(diag.List)
 	if p != nil {
 		var shownWarnings diag.List

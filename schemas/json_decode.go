@@ -67,10 +67,14 @@ func planStruct(t *Type) *decPlan {
 
 // Decode decodes one JSON object into a row aligned with the decoder's schema. Unknown
 // properties are ignored; a missing property reads as null. The error is a *FieldError naming
-// the field when a value does not fit its type, and says where when data is not valid JSON.
+// the field when a value does not fit its type, and says where when data is not valid JSON,
+// invalid UTF-8 included: a bad record is not repaired into one that says something else.
 func (d *JSONDecoder) Decode(data []byte) (Row, error) {
 	if err := fastjson.ValidateBytes(data); err != nil {
 		return nil, syntaxError(data, err)
+	}
+	if !utf8.Valid(data) {
+		return nil, invalidUTF8(data)
 	}
 	v, err := d.parser.ParseBytes(data)
 	if err != nil {
@@ -98,6 +102,20 @@ func syntaxError(data []byte, parseErr error) error {
 		return fmt.Errorf("invalid JSON at byte %d: %w", se.Offset, se)
 	}
 	return fmt.Errorf("invalid JSON: %w", parseErr)
+}
+
+// invalidUTF8 says where data, which is not valid UTF-8, stops being so, counting bytes as
+// syntaxError does. JSON text is UTF-8 (RFC 8259); fastjson does not check it.
+func invalidUTF8(data []byte) error {
+	at := 0
+	for at < len(data) {
+		r, n := utf8.DecodeRune(data[at:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		at += n
+	}
+	return fmt.Errorf("invalid JSON at byte %d: invalid UTF-8 (byte 0x%02x); JSON text must be UTF-8", at+1, data[at])
 }
 
 // decodeObject decodes the properties of o that are fields of p into vals, by field position.
@@ -209,10 +227,10 @@ func (d *JSONDecoder) decodeMap(o *fastjson.Object, elem *decPlan, depth int) (m
 		}
 		c, e := d.value(v, elem, depth+1)
 		if e != nil {
-			err = inField(e, validString(key))
+			err = inField(e, string(key))
 			return
 		}
-		m[validString(key)] = c
+		m[string(key)] = c
 	})
 	if err != nil {
 		return nil, err
@@ -244,10 +262,10 @@ func (d *JSONDecoder) anyValue(v *fastjson.Value) (any, error) {
 			}
 			c, e := d.anyValue(item)
 			if e != nil {
-				err = inField(e, validString(key))
+				err = inField(e, string(key))
 				return
 			}
-			m[validString(key)] = c
+			m[string(key)] = c
 		})
 		return m, err
 	}
@@ -286,23 +304,12 @@ func (d *JSONDecoder) scalarOf(v *fastjson.Value) scalar {
 		d.num = v.MarshalTo(d.num[:0])
 		return scalar{kind: sNumber, text: bytesView(d.num), borrowed: true}
 	case fastjson.TypeString:
-		b, _ := v.StringBytes()
-		if !utf8.Valid(b) {
-			return scalar{kind: sString, text: strings.ToValidUTF8(string(b), "\uFFFD")}
-		}
+		b, _ := v.StringBytes() // valid UTF-8: Decode checked the record, and unescaping keeps it so
 		return scalar{kind: sString, text: bytesView(b), borrowed: true}
 	case fastjson.TypeArray:
 		return scalar{kind: sArray}
 	}
 	return scalar{kind: sObject}
-}
-
-// validString copies b into a string, replacing invalid UTF-8 as encoding/json does.
-func validString(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // bytesView returns b as a string without copying; the caller must not keep it past b's reuse.

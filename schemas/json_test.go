@@ -88,7 +88,6 @@ func TestJSONDecode(t *testing.T) {
 		{"decimal as a string", `{"id": 1, "price": "-0.10"}`, map[string]any{"id": int64(1), "price": rat("-1/10")}},
 		{"duplicate property: the last wins", `{"id": 1, "id": 2}`, map[string]any{"id": int64(2)}},
 		{"fields in any order", `{"s": "x", "ok": false, "id": 3}`, map[string]any{"id": int64(3), "s": "x", "ok": false}},
-		{"invalid UTF-8 is replaced", "{\"id\": 1, \"s\": \"a\xffb\"}", map[string]any{"id": int64(1), "s": "a\uFFFDb"}},
 	}
 	d := NewJSONDecoder(kindsSchema())
 	for _, tt := range tests {
@@ -143,6 +142,10 @@ func TestJSONDecodeErrors(t *testing.T) {
 		{"NaN", `{"id": 1, "x": NaN}`, `invalid JSON at byte 16: invalid character 'N' looking for beginning of value`},
 		{"leading zero", `{"id": 01}`, `invalid JSON at byte 9: invalid character '1' after object key:value pair`},
 		{"two values", `{"id": 1} {"id": 2}`, `invalid JSON at byte 11: invalid character '{' after top-level value`},
+		{"invalid UTF-8 in a value", "{\"id\": 1, \"s\": \"a\xffb\"}", `invalid JSON at byte 18: invalid UTF-8 (byte 0xff); JSON text must be UTF-8`},
+		{"invalid UTF-8 in a key", "{\"id\": 1, \"\xc3(\": \"x\"}", `invalid JSON at byte 12: invalid UTF-8 (byte 0xc3); JSON text must be UTF-8`},
+		{"invalid UTF-8 in an ignored property", "{\"id\": 1, \"other\": \"\xed\xa0\x80\"}", `invalid JSON at byte 21: invalid UTF-8 (byte 0xed); JSON text must be UTF-8`},
+		{"invalid UTF-8 in a map key", "{\"id\": 1, \"attrs\": {\"k\xfe\": 1}}", `invalid JSON at byte 23: invalid UTF-8 (byte 0xfe); JSON text must be UTF-8`},
 	}
 	d := NewJSONDecoder(kindsSchema())
 	for _, tt := range tests {

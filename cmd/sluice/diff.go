@@ -62,6 +62,7 @@ func diffCmd(args []string, stdout, stderr io.Writer) int {
 	in[1].standIn(in[0])
 	var plans [2]*runner.Plan
 	code := exitOK
+	tf.opts.Offline = true // a diff writes nothing and connects to nothing
 	for i, d := range in {
 		p, err := d.load(tf.opts)
 		if err != nil {

@@ -11,15 +11,19 @@ import (
 
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	checkServices := fs.Bool("check-services", false, "also ask the services the pipeline names: do its tables exist, what are their columns, what is a registry subject's latest schema")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
 	if !ok {
 		return exitUsage
 	}
 	if len(pos) == 0 {
-		fmt.Fprintln(stderr, "usage: sluice validate PIPELINE.yaml... "+paramsUsage)
+		fmt.Fprintln(stderr, "usage: sluice validate [--check-services] PIPELINE.yaml... "+paramsUsage)
 		return exitUsage
 	}
+	// Validating writes nothing and connects to nothing (docs/operations.md): what only a
+	// service can tell is checked with --check-services, or when the pipeline runs.
+	tf.opts.Offline = !*checkServices
 	code := exitOK
 	for _, path := range pos {
 		p, err := tf.load(path)
@@ -48,6 +52,7 @@ func graphCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: sluice graph PIPELINE.yaml [--format dot|mermaid]")
 		return exitUsage
 	}
+	tf.opts.Offline = true // drawing the graph writes nothing and connects to nothing
 	p, err := tf.load(pos[0])
 	if err != nil {
 		report(stderr, err)

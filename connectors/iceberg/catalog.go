@@ -140,25 +140,39 @@ func openCatalog(ctx context.Context, cfg *WriteConfig) (catalog.Catalog, error)
 	if err := makeLocalDirs(props); err != nil {
 		return nil, err
 	}
-	name := cfg.CatalogName
+	return loadCatalog(ctx, cfg.CatalogName, props)
+}
+
+// loadCatalog loads the catalog named name (default sluice) with props as catalogProps
+// returns them, creating no directory.
+func loadCatalog(ctx context.Context, name string, props iceberg.Properties) (catalog.Catalog, error) {
 	if name == "" {
 		name = "sluice"
 	}
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+		return nil, fmt.Errorf("open catalog %s: %w", name, diskError(err, sqliteFile(props)))
 	}
 	return cat, nil
 }
 
+// sqliteFile returns the file of a local SQLite catalog, or "" for another catalog.
+func sqliteFile(p iceberg.Properties) string {
+	if p["sql.driver"] != "sqlite" {
+		return ""
+	}
+	path, _, _ := strings.Cut(strings.TrimPrefix(p["uri"], "file:"), "?")
+	if path == ":memory:" {
+		return ""
+	}
+	return path
+}
+
 // makeLocalDirs creates the directories of a local SQLite catalog and warehouse.
 func makeLocalDirs(p iceberg.Properties) error {
-	if p["sql.driver"] == "sqlite" {
-		path, _, _ := strings.Cut(strings.TrimPrefix(p["uri"], "file:"), "?")
-		if path != ":memory:" {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fmt.Errorf("create the catalog directory: %w", err)
-			}
+	if path := sqliteFile(p); path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("create the catalog directory: %w", err)
 		}
 	}
 	if wh, ok := strings.CutPrefix(p["warehouse"], "file://"); ok {

@@ -186,7 +186,7 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	}
 	next, err := txn.Commit(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: committing epoch %d to table %s: %w", s.what, cp.Epoch, name, err)
+		return nil, fmt.Errorf("%s: committing epoch %d to table %s: %w", s.what, cp.Epoch, name, diskError(err, s.catalogFile()))
 	}
 	if err := s.step(stepSent); err != nil {
 		if errors.Is(err, errLostReply) {

@@ -85,6 +85,15 @@ func newSink(what string, cfg *WriteConfig, p *plan) *sink {
 	return &sink{what: what, cfg: cfg, plan: p, hook: pauseHook()}
 }
 
+// catalogFile is the file of the sink's local SQLite catalog, or "" (diskError).
+func (s *sink) catalogFile() string {
+	props, err := catalogProps(s.cfg)
+	if err != nil {
+		return ""
+	}
+	return sqliteFile(props)
+}
+
 // Summary says what the sink committed, for the end of a run.
 func (s *sink) Summary() string { return s.describe() }
 
@@ -116,7 +125,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	if err != nil {
 		_ = closeCatalog(cat)
-		return nil, fmt.Errorf("%s: %w", s.what, err)
+		return nil, fmt.Errorf("%s: %w", s.what, diskError(err, s.catalogFile()))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -373,7 +382,7 @@ func (s *sink) refresh(ctx context.Context, ts *tableState) (*table.Table, error
 	}
 	tbl, err := cat.LoadTable(ctx, ts.ident)
 	if err != nil {
-		return nil, fmt.Errorf("%s: load table %s: %w", s.what, ts.name, err)
+		return nil, fmt.Errorf("%s: load table %s: %w", s.what, ts.name, diskError(err, s.catalogFile()))
 	}
 	s.mu.Lock()
 	ts.tbl = tbl

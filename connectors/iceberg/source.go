@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -120,8 +122,13 @@ func planRead(c *component.Context, cfg common) *readPlan {
 		return nil
 	}
 	// With a schema, validating the pipeline does no I/O: the table is checked when the
-	// source opens. Without one, the table gives it.
+	// source opens. Without one, the table gives it, unless the pipeline is only checked
+	// offline: then the catalog is not asked, and the columns are checked when it runs.
 	all, skipped := given, map[string]error(nil)
+	if given == nil && c.Offline {
+		c.OutputFromService(component.Main, "the catalog of table "+cfg.Table)
+		return p
+	}
 	if given == nil {
 		all, skipped, err = p.tableRows(context.Background())
 		switch {
@@ -146,7 +153,17 @@ func planRead(c *component.Context, cfg common) *readPlan {
 
 // tableRows loads the table and returns its rows' schema and the columns sluice cannot read.
 func (p *readPlan) tableRows(ctx context.Context) (*schemas.Schema, map[string]error, error) {
-	cat, err := openCatalog(ctx, p.cat)
+	props, err := catalogProps(p.cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	if db := sqliteFile(props); db != "" {
+		// Checking the table creates no catalog: a missing file holds no table.
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("load table %s: the catalog %s does not exist: %w", p.table, db, catalog.ErrNoSuchTable)
+		}
+	}
+	cat, err := loadCatalog(ctx, p.cat.CatalogName, props)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,6 +25,9 @@ type readFormat struct {
 	newDecoder func() valueDecoder
 	// reg is the schema registry the decoders ask, for values in the Confluent wire format.
 	reg *schemaRegistry
+	// from names the service that alone knows schema, when the pipeline is checked offline
+	// and schema is nil (component.Context.OutputFromService).
+	from string
 }
 
 // The row schemas of RAW and STRING, as in Beam.
@@ -85,12 +88,16 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 		return nil, nil
 	}
 	out := format.schema
-	if cfg.WithMetadata {
+	if out == nil && format.from != "" {
+		ctx.OutputFromService(component.Main, format.from)
+	} else if cfg.WithMetadata {
 		if out = withMetadata(ctx, out); out == nil {
 			return nil, nil
 		}
 	}
-	ctx.Output(component.Main, out)
+	if out != nil {
+		ctx.Output(component.Main, out)
+	}
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOShape)
 	s := newSource(ctx.Describe(), topics, set, format, errOut)
 	s.pattern, s.patternSrc = pattern, cfg.TopicPattern

@@ -57,6 +57,25 @@ var registryAttempts = 3
 // credentials refused): they stop the pipeline instead of failing one record.
 var errRegistryUnavailable = errors.New("the schema registry is unavailable")
 
+// authError is the registry refusing the credentials (401) or what they ask for (403): a
+// definite answer, not tried again, that stops the pipeline as errRegistryUnavailable does.
+// It shows the URL without credentials, and never the registry's reply, which may quote them.
+type authError struct {
+	status   int
+	at, what string
+}
+
+func (e *authError) Error() string {
+	hint := "check basic.auth.user.info (or the user info of the URL)"
+	if e.status == http.StatusForbidden {
+		hint = "the credentials of basic.auth.user.info (or of the URL) are not allowed this"
+	}
+	return fmt.Sprintf("%d %s from the schema registry at %s, %s: %s", e.status, http.StatusText(e.status), e.at, e.what, hint)
+}
+
+// Is makes a refusal errRegistryUnavailable: the records are not to blame.
+func (e *authError) Is(target error) bool { return target == errRegistryUnavailable }
+
 // newSchemaRegistry returns a client of the registries at urls (comma-separated http or https
 // URLs, possibly with user info); userInfo ("user:password", from basic.auth.user.info)
 // overrides the URLs' credentials. Its errors never repeat a credential.
@@ -144,8 +163,10 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 			return nil
 		}
 		var re *sr.ResponseError
-		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusUnauthorized &&
-			re.StatusCode != http.StatusForbidden && re.StatusCode != http.StatusTooManyRequests {
+		if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
+			return &authError{status: re.StatusCode, at: g.shown, what: what}
+		}
+		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusTooManyRequests {
 			return fmt.Errorf("schema registry at %s: %s: %w", g.shown, what, err)
 		}
 	}

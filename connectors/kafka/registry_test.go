@@ -239,7 +239,7 @@ func TestRegistryUnavailable(t *testing.T) {
 	gone := "http://" + ln.Addr().String()
 	ln.Close()
 	got := buildErrors(t, "type: ReadFromKafka\nconfig:\n"+config("t", "format: AVRO", "confluent_schema_registry_url: "+gone))
-	if want := `the latest schema of subject "t-value" could not be read`; !strings.Contains(got, want) || !strings.Contains(got, "the registry must be reachable when the pipeline is validated") {
+	if want := `the latest schema of subject "t-value" could not be read`; !strings.Contains(got, want) || !strings.Contains(got, "the registry must be reachable when the pipeline starts") {
 		t.Errorf("diagnostics %s, want %q and a hint", got, want)
 	}
 

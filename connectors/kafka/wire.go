@@ -54,6 +54,10 @@ func wireReadFormat(ctx *component.Context, cfg *ReadConfig, set *settings, topi
 		return readFormat{}, false
 	}
 	schemaNode := cfg.Schema
+	if schemaNode == nil && ctx.Offline { // the registry is asked when the pipeline runs
+		subject, ok := readSubject(ctx, cfg, topics)
+		return readFormat{from: fmt.Sprintf("subject %q of the schema registry at %s", subject, reg.shown)}, ok
+	}
 	if schemaNode == nil {
 		if schemaNode = latestSchema(ctx, cfg, reg, topics); schemaNode == nil {
 			return readFormat{}, false
@@ -103,13 +107,9 @@ func wireReadFormat(ctx *component.Context, cfg *ReadConfig, set *settings, topi
 // else <topic>-value), for a ReadFromKafka without a schema, as a node that the format's
 // schema parser reads.
 func latestSchema(ctx *component.Context, cfg *ReadConfig, reg *schemaRegistry, topics []string) *yaml.Node {
-	subject := cfg.ConfluentSchemaRegistrySubject
-	if subject == "" {
-		if len(topics) != 1 {
-			ctx.Errorf(ctx.KeyPos(registryURLKey), "%s: without a schema, the reader's schema is the latest of a subject of the registry, and with several topics %s must say which", ctx.Describe(), registrySubjectKey)
-			return nil
-		}
-		subject = subjectFor(topics[0])
+	subject, ok := readSubject(ctx, cfg, topics)
+	if !ok {
+		return nil
 	}
 	bctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -123,7 +123,7 @@ func latestSchema(ctx *component.Context, cfg *ReadConfig, reg *schemaRegistry, 
 		return nil
 	case err != nil:
 		ctx.Errorf(pos, "%s: no schema is given, and the latest schema of subject %q could not be read: %v", ctx.Describe(), subject, err).
-			Detail = "the registry must be reachable when the pipeline is validated and started; or give the reader's schema as schema"
+			Detail = "the registry must be reachable when the pipeline starts (and for sluice validate --check-services); or give the reader's schema as schema"
 		return nil
 	}
 	want := sr.TypeAvro
@@ -140,6 +140,19 @@ func latestSchema(ctx *component.Context, cfg *ReadConfig, reg *schemaRegistry, 
 	}
 	// JSON text is YAML: the schema parsers take it as a scalar or a mapping alike.
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ss.Schema.Schema}
+}
+
+// readSubject returns the subject whose latest schema is the reader's when the config gives
+// none: confluent_schema_registry_subject, else <topic>-value of the one topic.
+func readSubject(ctx *component.Context, cfg *ReadConfig, topics []string) (string, bool) {
+	if cfg.ConfluentSchemaRegistrySubject != "" {
+		return cfg.ConfluentSchemaRegistrySubject, true
+	}
+	if len(topics) != 1 {
+		ctx.Errorf(ctx.KeyPos(registryURLKey), "%s: without a schema, the reader's schema is the latest of a subject of the registry, and with several topics %s must say which", ctx.Describe(), registrySubjectKey)
+		return "", false
+	}
+	return subjectFor(topics[0]), true
 }
 
 // wireSchemas caches, per schema id, how to read the values written with that schema; lanes
