@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -44,7 +45,9 @@ type schemaRegistry struct {
 	cl    *sr.Client
 	tr    *http.Transport
 	shown string
+	watch *outage.Watch // logs the registry's outages
 }
+
 
 // registryTimeout bounds one request to the registry.
 const registryTimeout = 10 * time.Second
@@ -100,7 +103,9 @@ func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry client: %w", err)
 	}
-	return &schemaRegistry{cl: cl, tr: tr, shown: strings.Join(shown, ",")}, nil
+	joined := strings.Join(shown, ",")
+	return &schemaRegistry{cl: cl, tr: tr, shown: joined, watch: outage.For("schema registry", joined,
+		fmt.Sprintf("each request %d times; a record whose schema was not fetched yet stops the pipeline", registryAttempts))}, nil
 }
 
 // redactURL removes the user info from a URL-like text that may not parse.
@@ -141,12 +146,17 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 			}
 		}
 		if err = req(ctx); err == nil {
+			g.watch.OK()
 			return nil
 		}
 		var re *sr.ResponseError
 		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusUnauthorized &&
 			re.StatusCode != http.StatusForbidden && re.StatusCode != http.StatusTooManyRequests {
+			g.watch.OK() // a definite answer: the registry is there
 			return fmt.Errorf("schema registry at %s: %s: %w", g.shown, what, err)
+		}
+		if ctx.Err() == nil {
+			g.watch.Failed(err)
 		}
 	}
 	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, err)

@@ -89,13 +89,13 @@ func (w *Watch) report() {
 	if !w.failing.Load() {
 		return
 	}
-	lasted := time.Since(w.since).Round(time.Second)
+	lasted := roughly(time.Since(w.since))
 	if !w.down {
 		w.down = true
-		slog.Warn("lost the connection to "+w.service+" "+w.addr+": "+w.lastErr+"; retrying "+w.retrying,
+		slog.Warn("cannot reach "+w.service+" "+w.addr+": "+w.lastErr+"; retrying "+w.retrying,
 			"service", w.service, "address", w.addr, "error", w.lastErr, "retrying", w.retrying)
 	} else {
-		slog.Warn("still no connection to "+w.service+" "+w.addr+" after "+lasted.String()+": "+w.lastErr+"; retrying "+w.retrying,
+		slog.Warn("still cannot reach "+w.service+" "+w.addr+" after "+lasted.String()+": "+w.lastErr+"; retrying "+w.retrying,
 			"service", w.service, "address", w.addr, "error", w.lastErr, "outage", lasted.String(), "retrying", w.retrying)
 	}
 	w.timer = time.AfterFunc(time.Duration(repeat.Load()), w.report)
@@ -119,4 +119,12 @@ func (w *Watch) OK() {
 		slog.Info("connection to "+w.service+" "+w.addr+" restored after "+lasted.String(),
 			"service", w.service, "address", w.addr, "outage", lasted.String())
 	}
+}
+
+// roughly rounds an outage's length for messages: to 100 ms under 10 s, else to seconds.
+func roughly(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
