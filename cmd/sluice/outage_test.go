@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -101,7 +103,7 @@ func TestKafkaOutageIsLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = broker.cmd.Wait()
-	c.waitFor(t, "lost the connection to Kafka broker "+addr, 10*time.Second)
+	c.waitFor(t, "cannot reach Kafka broker "+addr, 10*time.Second)
 	time.Sleep(3 * time.Second)
 	startDevKafka(t, "--listen", addr, "--data-dir", data)
 	c.waitFor(t, "connection to Kafka broker "+addr+" restored after", 20*time.Second)
@@ -110,8 +112,57 @@ func TestKafkaOutageIsLogged(t *testing.T) {
 	c.stop(t, syscall.SIGTERM)
 
 	l := c.log()
-	if !strings.Contains(l, `"level":"WARN","msg":"still no connection to Kafka broker `+addr+" after ") {
+	if !strings.Contains(l, `"level":"WARN","msg":"still cannot reach Kafka broker `+addr+" after ") {
 		t.Errorf("the lasting outage was not logged again after --outage-log-interval 1s:\n%s", l)
 	}
 	checkJSONIDs(t, out, 1000)
+}
+
+// TestKafkaDownAtStart: a run whose broker comes up 3 s after it starts waits for it and reads
+// every record; a run whose broker never comes up exits 3 after --startup-timeout, saying what
+// it could not reach.
+func TestKafkaDownAtStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a broker for 3 s")
+	}
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	pipeline, out := filepath.Join(dir, "p.yaml"), filepath.Join(dir, "out")
+	writeFile(t, pipeline, kafkaToJSON(addr, "late_in", out))
+	c := startSluice(t, "run", nil, "run", pipeline, "--max-records", "300", "--startup-timeout", "20s")
+	time.Sleep(3 * time.Second)
+	startDevKafka(t, "--listen", addr, "--topic", "late_in:2")
+	produceIDs(t, addr, "late_in", 0, 300)
+	if err := c.wait(20 * time.Second); err != nil {
+		t.Fatalf("the run whose broker came up late: %v\n%s", err, c.log())
+	}
+	if l := c.log(); !strings.Contains(l, "cannot reach a service that ReadFromKafka needs; trying again for up to 20s") {
+		t.Errorf("the run did not say it waits for the broker:\n%s", l)
+	}
+	checkJSONIDs(t, out, 300)
+
+	never := freeAddr(t)
+	writeFile(t, pipeline, kafkaToJSON(never, "late_in", filepath.Join(dir, "out2")))
+	start := time.Now()
+	c = startSluice(t, "run", nil, "run", pipeline, "--startup-timeout", "2s")
+	err := c.wait(20 * time.Second)
+	took := time.Since(start)
+	if code := exitCode(err); code != exitRuntime || took > 10*time.Second {
+		t.Fatalf("with no broker: exit %d after %v, want %d within 10s\n%s", code, took.Round(time.Millisecond), exitRuntime, c.log())
+	}
+	if l := c.log(); !strings.Contains(l, "connecting to "+never) || !strings.Contains(l, "still unreachable after") || !strings.Contains(l, "in 2s (--startup-timeout)") {
+		t.Errorf("the message does not say what was unreachable for how long:\n%s", l)
+	}
+}
+
+// exitCode is the exit status in err from a process's Wait (0 for nil, -1 if it did not exit).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }

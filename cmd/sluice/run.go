@@ -34,6 +34,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
 	allowReset := fs.Bool("allow-reset-state", false, "start even if the spec changed incompatibly since the checkpoints were written: sources resume where they still match, window state that no longer fits is dropped (docs/upgrades.md)")
 	outageEvery := fs.Duration("outage-log-interval", outage.DefaultRepeat, "how often a lost connection to Kafka, a schema registry or a catalog is logged again while it lasts")
+	startupTimeout := fs.Duration("startup-timeout", 60*time.Second, "how long to keep trying at start to reach Kafka, a schema registry or a catalog that is not up yet, before exiting 3 (0: exit at once)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
@@ -50,6 +51,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		os.Setenv(bigquery.IntentEnv, *bqIntent) // read by WriteToBigQuery when it opens
 	default:
 		fmt.Fprintf(stderr, "sluice run: --bigquery-intent %q: write assume-committed or assume-lost\n", *bqIntent)
+		return exitUsage
+	}
+	if *outageEvery <= 0 {
+		fmt.Fprintf(stderr, "sluice run: --outage-log-interval %v: must be longer than zero\n", *outageEvery)
 		return exitUsage
 	}
 	outage.SetRepeat(*outageEvery)
@@ -122,7 +127,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	start := time.Now()
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
-		Version: sluiceVersion(), AllowResetState: *allowReset})
+		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
