@@ -48,7 +48,6 @@ type schemaRegistry struct {
 	watch *outage.Watch // logs the registry's outages
 }
 
-
 // registryTimeout bounds one request to the registry.
 const registryTimeout = 10 * time.Second
 
