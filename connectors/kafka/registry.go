@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/twmb/franz-go/pkg/sr"
 )
@@ -158,8 +159,22 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 			g.watch.Failed(err)
 		}
 	}
+	var re *sr.ResponseError
+	if !errors.As(err, &re) || (re.StatusCode != http.StatusUnauthorized && re.StatusCode != http.StatusForbidden) {
+		err = transient{err} // unreachable or failing, not refusing: a run may wait for it at start
+	}
 	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, err)
 }
+
+// transient marks a registry failure that waiting may end (component.ErrUnavailable): the
+// registry could not be reached, or failed (a server error, too many requests); credentials
+// it refuses are not one.
+type transient struct{ error }
+
+func (t transient) Unwrap() error { return t.error }
+
+// Is makes a transient failure component.ErrUnavailable.
+func (transient) Is(target error) bool { return target == component.ErrUnavailable }
 
 // byID returns the schema with the given id.
 func (g *schemaRegistry) byID(ctx context.Context, id int) (sr.Schema, error) {
