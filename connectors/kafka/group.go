@@ -104,13 +104,19 @@ func (s *source) closeMember() {
 		return
 	case <-t.C:
 	}
+	member, _ := cl.GroupMetadata()
 	cancel()
-	session := s.set.session
-	if session <= 0 {
-		session = defaultSession
+	if err := s.leaveFor(member); err == nil {
+		slog.Warn(fmt.Sprintf("left consumer group %q without handing its partitions over: the broker did not let this copy go within %v (a rebalance held it); it was removed from the group, so other copies get its partitions when the group is next balanced",
+			s.set.group, leaveTimeout), "source", s.what, "group", s.set.group)
+	} else {
+		session := s.set.session
+		if session <= 0 {
+			session = defaultSession
+		}
+		slog.Warn(fmt.Sprintf("left consumer group %q without handing its partitions over: the broker did not answer within %v (%v); other copies get them once this copy's session (session.timeout.ms, %v) expires",
+			s.set.group, leaveTimeout, err, session), "source", s.what, "group", s.set.group, "partitions_move_in", session.String())
 	}
-	slog.Warn(fmt.Sprintf("left consumer group %q without handing its partitions over: the broker did not answer within %v; other copies get them once this copy's session (session.timeout.ms, %v) expires",
-		s.set.group, leaveTimeout, session), "source", s.what, "group", s.set.group, "partitions_move_in", session.String())
 	select {
 	case <-done:
 	case <-time.After(time.Second):
@@ -211,6 +217,34 @@ func (s *source) forget(parts []component.Partition) {
 	for _, p := range parts {
 		s.offsets.Delete(p.Source, p.Partition)
 	}
+}
+
+// leaveFor asks the broker, through the admin client, to remove member from the group: the
+// consumer's own leave waits behind its join, which the broker may hold for a whole rebalance.
+func (s *source) leaveFor(member string) error {
+	if member == "" || s.admin == nil {
+		return fmt.Errorf("not a member yet")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group, req.MemberID = s.set.group, member
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.MemberID, m.Reason = member, kmsg.StringPtr("closing: the group did not let the member go in time")
+	req.Members = append(req.Members, m)
+	resp, err := req.RequestWith(ctx, s.admin)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, m := range resp.Members {
+		if err := kerr.ErrorForCode(m.ErrorCode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // partitions lists the partitions of topics, in order.
