@@ -41,6 +41,9 @@ type RunConfig struct {
 	// AllowResetState lets a run start from checkpoints its spec changed incompatibly since
 	// (upgrade.go).
 	AllowResetState bool
+	// StartupTimeout is how long opening a component is tried again while a service it needs
+	// cannot be reached (startup.go); 0: not at all.
+	StartupTimeout time.Duration
 }
 
 // Stats says what a run did.
@@ -295,7 +298,11 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
-		cp, err := k.sink.Open(ctx, info)
+		var cp *component.Checkpoint
+		err := r.openRetrying(ctx, k.node.describe(), func() (err error) {
+			cp, err = k.sink.Open(ctx, info)
+			return err
+		})
 		if err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
 		}
@@ -345,7 +352,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		if len(restored) > 0 {
 			from = schemas.Min(restored...)
 		}
-		if err := s.src.Open(ctx, from); err != nil {
+		if err := r.openRetrying(ctx, s.node.describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
 		}
 		if len(from) > 0 {

@@ -84,7 +84,7 @@ func TestBigQueryCopySettlesAnothersCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("copy b: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "settled a BigQuery commit another copy left under way") || !strings.Contains(string(out), "committed=true") {
+	if !strings.Contains(string(out), "settled a BigQuery commit another copy left under way") || !strings.Contains(string(out), `"committed":true`) {
 		t.Errorf("copy b did not settle a's commit:\n%s", out)
 	}
 	dups := checkAllIDs(t, "exactly_once", records, bq.ids(t, "settle"))

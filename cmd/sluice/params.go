@@ -104,14 +104,15 @@ func readPipeline(path string) ([]byte, error) {
 	return src, nil
 }
 
-// loadForRun loads a pipeline to run and returns log with the pipeline's secrets masked. With
-// secrets, it also becomes slog's default logger, which LogForTesting writes rows to.
+// loadForRun loads a pipeline to run and returns log with the pipeline's secrets masked. It
+// also becomes slog's default logger, which components log to (LogForTesting's rows, lost
+// connections), so that their lines have the run's format and level.
 func loadForRun(path string, t *templateFlags, log *slog.Logger) (*runner.Plan, *slog.Logger, error) {
 	p, err := t.load(path)
 	if p != nil && p.Secrets.Len() > 0 {
 		log = slog.New(maskHandler{h: log.Handler(), s: p.Secrets})
-		slog.SetDefault(log)
 	}
+	slog.SetDefault(log)
 	return p, log, err
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluicehq/sluice/connectors/bigquery"
 	"github.com/sluicehq/sluice/internal/embedded"
+	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/sluicehq/sluice/runner"
 )
 
@@ -33,6 +34,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
 	allowReset := fs.Bool("allow-reset-state", false, "start even if the spec changed incompatibly since the checkpoints were written: sources resume where they still match, window state that no longer fits is dropped (docs/upgrades.md)")
+	outageEvery := fs.Duration("outage-log-interval", outage.DefaultRepeat, "how often a lost connection to Kafka, a schema registry or a catalog is logged again while it lasts")
+	startupTimeout := fs.Duration("startup-timeout", 60*time.Second, "how long to keep trying at start to reach Kafka, a schema registry or a catalog that is not up yet, before exiting 3 (0: exit at once)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
@@ -51,6 +54,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice run: --bigquery-intent %q: write assume-committed or assume-lost\n", *bqIntent)
 		return exitUsage
 	}
+	if *outageEvery <= 0 {
+		fmt.Fprintf(stderr, "sluice run: --outage-log-interval %v: must be longer than zero\n", *outageEvery)
+		return exitUsage
+	}
+	outage.SetRepeat(*outageEvery)
 	log, err := newLogger(stderr, *logLevel)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
@@ -77,11 +85,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		<-signals
 		log.Info("stopping: committing the last epoch (press Ctrl-C again to stop at once)")
 		close(stop)
+		// Nothing the stop waits for (a broker that does not answer, a component that
+		// ignores cancellation) keeps the process alive past the drain timeout and a grace.
+		drain := time.Duration(p.Options.DrainTimeout)
+		time.AfterFunc(drain+stopGrace, func() {
+			fmt.Fprintf(stderr, "sluice: the graceful stop did not finish within drain_timeout (%v) + %v; exiting. The next run resumes from the last commit\n", drain, stopGrace)
+			os.Exit(exitRuntime)
+		})
 		<-signals
 		cancel()
-		// A component that ignores cancellation must not keep the process alive.
-		time.AfterFunc(10*time.Second, func() {
-			fmt.Fprintln(stderr, "sluice: forced stop did not finish within 10s; exiting. The next run resumes from the last commit")
+		time.AfterFunc(stopGrace, func() {
+			fmt.Fprintf(stderr, "sluice: forced stop did not finish within %v; exiting. The next run resumes from the last commit\n", stopGrace)
 			os.Exit(exitRuntime)
 		})
 	}()
@@ -115,7 +129,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	defer embedded.CloseAll() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
-		Version: sluiceVersion(), AllowResetState: *allowReset})
+		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
@@ -141,6 +155,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// stopGrace is how long a stop may take past its deadline (drain_timeout, or at once for a
+// forced stop) before the process exits regardless: closing the components (leaving a
+// consumer group waits up to 5 s for the broker) happens in it.
+const stopGrace = 10 * time.Second
 
 // newLogger logs text to a terminal and JSON otherwise.
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

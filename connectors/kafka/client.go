@@ -79,7 +79,8 @@ func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 	if clientID == "" {
 		clientID = "sluice"
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge)}, s.security.opts()...)
+	opts := append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(clientID), kgo.MetadataMinAge(minAge),
+		kgo.WithHooks(&brokerWatch{})}, s.security.opts()...)
 	opts = append(opts, extra...)
 	if level, ok := clientLogLevels[os.Getenv(clientLogEnv)]; ok {
 		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, level, nil)))

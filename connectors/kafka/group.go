@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -25,6 +26,14 @@ import (
 // groupEndCheck is how often a grouped source with StopAtEnd checks whether its partitions
 // reached their end while no records come.
 const groupEndCheck = 250 * time.Millisecond
+
+// leaveTimeout bounds how long closing a group member waits for the group to let it go. A
+// broker that does not answer (down, frozen, or holding a join in the middle of a rebalance
+// for up to the rebalance timeout) must not keep a stopping copy alive past its drain timeout.
+var leaveTimeout = 5 * time.Second
+
+// defaultSession is franz-go's session timeout when session.timeout.ms is not set.
+const defaultSession = 45 * time.Second
 
 // Group returns the consumer group the source reads in, or "".
 func (s *source) Group() string { return s.set.group }
@@ -65,8 +74,54 @@ func (s *source) openGroup(ctx context.Context) error {
 	if s.set.session > 0 {
 		opts = append(opts, kgo.SessionTimeout(s.set.session))
 	}
-	s.cl, err = s.set.newClient(opts...)
-	return err
+	// The client's own context, which closeMember cancels when leaving takes too long: that
+	// fails the requests in flight (a join the broker holds, the leave itself) at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	if s.cl, err = s.set.newClient(append(opts, kgo.WithContext(ctx))...); err != nil {
+		cancel()
+		return err
+	}
+	s.cancelMember = cancel
+	return nil
+}
+
+// closeMember closes the group consumer. Close leaves the group, so that other copies get
+// its partitions at once; when the broker does not let it go within leaveTimeout, the copy
+// closes without leaving, and the group moves its partitions when its session expires.
+func (s *source) closeMember() {
+	cl, cancel := s.cl, s.cancelMember
+	s.cancelMember = nil
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cl.Close()
+	}()
+	t := time.NewTimer(leaveTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	member, _ := cl.GroupMetadata()
+	cancel()
+	if err := s.leaveFor(member); err == nil {
+		slog.Warn(fmt.Sprintf("left consumer group %q without handing its partitions over: the broker did not let this copy go within %v (a rebalance held it); it was removed from the group, so other copies get its partitions when the group is next balanced",
+			s.set.group, leaveTimeout), "source", s.what, "group", s.set.group)
+	} else {
+		session := s.set.session
+		if session <= 0 {
+			session = defaultSession
+		}
+		slog.Warn(fmt.Sprintf("left consumer group %q without handing its partitions over: the broker did not answer within %v (%v); other copies get them once this copy's session (session.timeout.ms, %v) expires",
+			s.set.group, leaveTimeout, err, session), "source", s.what, "group", s.set.group, "partitions_move_in", session.String())
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		// Only the client's goroutines are left, which no longer hold anything.
+	}
 }
 
 func (s *source) setJoined() {
@@ -162,6 +217,34 @@ func (s *source) forget(parts []component.Partition) {
 	for _, p := range parts {
 		s.offsets.Delete(p.Source, p.Partition)
 	}
+}
+
+// leaveFor asks the broker, through the admin client, to remove member from the group: the
+// consumer's own leave waits behind its join, which the broker may hold for a whole rebalance.
+func (s *source) leaveFor(member string) error {
+	if member == "" || s.admin == nil {
+		return fmt.Errorf("not a member yet")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group, req.MemberID = s.set.group, member
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.MemberID, m.Reason = member, kmsg.StringPtr("closing: the group did not let the member go in time")
+	req.Members = append(req.Members, m)
+	resp, err := req.RequestWith(ctx, s.admin)
+	if err != nil {
+		return err
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return err
+	}
+	for _, m := range resp.Members {
+		if err := kerr.ErrorForCode(m.ErrorCode); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // partitions lists the partitions of topics, in order.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -44,6 +46,7 @@ type schemaRegistry struct {
 	cl    *sr.Client
 	tr    *http.Transport
 	shown string
+	watch *outage.Watch // logs the registry's outages
 }
 
 // registryTimeout bounds one request to the registry.
@@ -119,7 +122,9 @@ func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema registry client: %w", err)
 	}
-	return &schemaRegistry{cl: cl, tr: tr, shown: strings.Join(shown, ",")}, nil
+	joined := strings.Join(shown, ",")
+	return &schemaRegistry{cl: cl, tr: tr, shown: joined, watch: outage.For("schema registry", joined,
+		fmt.Sprintf("each request %d times; a record whose schema was not fetched yet stops the pipeline", registryAttempts))}, nil
 }
 
 // redactURL removes the user info from a URL-like text that may not parse.
@@ -160,18 +165,35 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 			}
 		}
 		if err = req(ctx); err == nil {
+			g.watch.OK()
 			return nil
 		}
 		var re *sr.ResponseError
 		if errors.As(err, &re) && (re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden) {
+			g.watch.OK() // the registry is there; it refuses the credentials, which waiting does not change
 			return &authError{status: re.StatusCode, at: g.shown, what: what}
 		}
 		if errors.As(err, &re) && re.StatusCode < 500 && re.StatusCode != http.StatusTooManyRequests {
+			g.watch.OK() // a definite answer: the registry is there
 			return fmt.Errorf("schema registry at %s: %s: %w", g.shown, what, err)
 		}
+		if ctx.Err() == nil {
+			g.watch.Failed(err)
+		}
 	}
-	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, err)
+	// Unreachable or failing, not refusing: a run may wait for it at start.
+	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, transient{err})
 }
+
+// transient marks a registry failure that waiting may end (component.ErrUnavailable): the
+// registry could not be reached, or failed (a server error, too many requests); credentials
+// it refuses are not one.
+type transient struct{ error }
+
+func (t transient) Unwrap() error { return t.error }
+
+// Is makes a transient failure component.ErrUnavailable.
+func (transient) Is(target error) bool { return target == component.ErrUnavailable }
 
 // byID returns the schema with the given id.
 func (g *schemaRegistry) byID(ctx context.Context, id int) (sr.Schema, error) {

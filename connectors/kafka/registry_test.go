@@ -256,6 +256,38 @@ func TestRegistryUnavailable(t *testing.T) {
 	}
 }
 
+// A registry that cannot be reached or fails is worth waiting for at start
+// (component.Unreachable); one that refuses the credentials is not.
+func TestRegistryFailureIsTransient(t *testing.T) {
+	fewRegistryAttempts(t)
+	g := newRegistryServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := "http://" + ln.Addr().String()
+	ln.Close()
+	lookup := func(url string) error {
+		reg, err := newSchemaRegistry(url, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = reg.latest(context.Background(), "s-value")
+		return err
+	}
+	if err := lookup(gone); !component.Unreachable(err) {
+		t.Errorf("registry gone: %v, want it unreachable", err)
+	}
+	g.fail = func(*http.Request) bool { return true }
+	if err := lookup(g.URL); !component.Unreachable(err) || !errors.Is(err, errRegistryUnavailable) {
+		t.Errorf("registry failing: %v, want it unavailable and unreachable", err)
+	}
+	g.fail, g.user, g.pass = nil, "reader", "pw"
+	if err := lookup(g.urlWith("reader", "wrong")); component.Unreachable(err) || !errors.Is(err, errRegistryUnavailable) {
+		t.Errorf("credentials refused: %v, want it unavailable but not worth waiting for", err)
+	}
+}
+
 // The value of a wire-format record, as a raw consumer sees it, is the header and the Avro body.
 func TestWireHeader(t *testing.T) {
 	v := wireValue(0x01020304, []byte{9})

@@ -48,6 +48,8 @@ type source struct {
 	// rebalancer, set by a run with group.id, makes the source a member of the consumer
 	// group (group.go).
 	rebalancer component.Rebalancer
+	// cancelMember cancels the context of the group consumer's client (closeMember).
+	cancelMember context.CancelFunc
 
 	// mu guards the fields below: group rebalances change them while Read runs.
 	mu         sync.Mutex
@@ -473,10 +475,13 @@ func (s *source) Ack(ctx context.Context, committed schemas.Offsets) error {
 
 // Close closes the clients; a closed source can be opened again.
 func (s *source) Close() error {
-	if s.cl != nil {
+	switch {
+	case s.cl != nil && s.cancelMember != nil:
+		s.closeMember()
+	case s.cl != nil:
 		s.cl.Close()
-		s.cl = nil
 	}
+	s.cl = nil
 	if s.admin != nil {
 		s.admin.Close()
 		s.admin, s.adm = nil, nil
