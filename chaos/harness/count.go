@@ -202,6 +202,20 @@ func readKcat(ctx context.Context, addr, topic string) (*idCounts, string, error
 	return counts, "", nil
 }
 
+// KcatIDs reads topic as readKcat does and returns how often each id is there, for tests
+// outside the chaos run; skipped says why it did not read (kcat is not installed). A record
+// that is not JSON with an id and doubled = 2 * amount is an error.
+func KcatIDs(ctx context.Context, addr, topic string) (ids map[int64]int, skipped string, err error) {
+	counts, skipped, err := readKcat(ctx, addr, topic)
+	if counts == nil || err != nil {
+		return nil, skipped, err
+	}
+	if counts.bad > 0 {
+		return nil, "", fmt.Errorf("kcat read %d records that are not the pipeline's output, the first: %s", counts.bad, counts.firstBad)
+	}
+	return counts.ids, "", nil
+}
+
 // readFiles reads the committed rows of a WriteToJson directory as docs/files.md describes
 // them: every line of epoch-*/lane-* (hidden .epoch-*.tmp directories are not committed).
 func readFiles(dir string) (*idCounts, error) {

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/chaos/harness"
 )
 
 // TestKafkaGroupHandOverThreeCopies is the hand-over recipe that once duplicated output with no
@@ -59,44 +59,14 @@ func TestKafkaGroupHandOverThreeCopies(t *testing.T) {
 	if res, err := exec.CommandContext(ctx, binary, "run", pipeline, "--stop-at-end", "--instance", "c").CombinedOutput(); err != nil {
 		t.Fatalf("final run: %v\n%s", err, res)
 	}
-	seen, reader := kcatIDs(t, addr, out)
+	seen, skipped, err := harness.KcatIDs(ctx, addr, out)
+	reader := "kcat"
+	if err != nil {
+		t.Fatal(err)
+	}
 	if seen == nil {
-		seen, reader = countIDs(t, addr, out), "franz-go (kcat is not installed)"
+		seen, reader = countIDs(t, addr, out), "franz-go ("+skipped+")"
 	}
 	dups := checkAllIDs(t, "exactly_once", records, seen)
 	t.Logf("%d records in, %d distinct ids out, %d duplicates, read by %s", records, len(seen), dups, reader)
-}
-
-// kcatIDs reads topic with Debian's kcat, read_committed, and counts each record's id; nil when
-// kcat is not installed.
-func kcatIDs(t *testing.T, addr, topic string) (map[int64]int, string) {
-	t.Helper()
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		return nil, ""
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path, "-C", "-b", addr, "-t", topic, "-o", "beginning", "-e", "-q",
-		"-X", "isolation.level=read_committed", "-f", "%s\n")
-	cmd.Stderr = &stderr
-	outText, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kcat: %v\n%s", err, stderr.String())
-	}
-	seen := map[int64]int{}
-	for _, line := range bytes.Split(bytes.TrimSpace(outText), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var v struct {
-			ID int64 `json:"id"`
-		}
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("kcat read %q: %v", line, err)
-		}
-		seen[v.ID]++
-	}
-	return seen, "kcat"
 }
