@@ -23,6 +23,7 @@ import (
 // bounded by what arrived within one checkpointing interval, plus the epoch in flight when
 // the last progress was cut.
 func TestAsyncProgressBoundedReplay(t *testing.T) {
+	skipIfShort(t)
 	const (
 		rate     = 4000 // records per second
 		interval = 500 * time.Millisecond

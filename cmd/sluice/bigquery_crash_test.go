@@ -97,6 +97,7 @@ func (b bqServer) count(table string) int {
 // source's pipeline does by default, in the checkpoint topic; the at-least-once one in a
 // checkpoint_dir.
 func TestCrashKafkaToBigQuery(t *testing.T) {
+	skipIfShort(t)
 	addr := startDevKafka(t, "--topic", "bq_exactly_once:8", "--topic", "bq_at_least_once:8").addr
 	bq := startBigQuery(t)
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {

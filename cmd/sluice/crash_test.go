@@ -19,6 +19,7 @@ import (
 // each time, and checks that the output holds every input record exactly once
 // (exactly_once) or at least once (at_least_once).
 func TestCrashFileToFile(t *testing.T) {
+	skipIfShort(t)
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
 		t.Run(delivery, func(t *testing.T) { crashRun(t, delivery) })
 	}

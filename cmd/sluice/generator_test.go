@@ -36,6 +36,7 @@ func TestGeneratorDocsPipelines(t *testing.T) {
 // A seeded generator is exactly once end to end: a run killed part-way and resumed commits
 // exactly the messages one uninterrupted run commits, the same text, each once.
 func TestGeneratorKilledAndResumed(t *testing.T) {
+	skipIfShort(t)
 	const messages = 20000
 	pipeline := func(dir string) string {
 		p := filepath.Join(dir, "p.yaml")

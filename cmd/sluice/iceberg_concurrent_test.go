@@ -23,6 +23,7 @@ import (
 // milliseconds, as a compaction job would commit. sluice must neither fail nor duplicate:
 // at the end the table holds every input record once and every row of the other writer once.
 func TestIcebergConcurrentWriter(t *testing.T) {
+	skipIfShort(t)
 	const records, tableName = 100_000, "db.events"
 	addr := startDevKafka(t, "--topic", "ice_conc:8").addr
 	dir := t.TempDir()

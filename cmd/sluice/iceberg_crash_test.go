@@ -18,6 +18,7 @@ import (
 // many kills land after the epoch's files are written and before the catalog commits, or
 // after the catalog committed and before sluice heard of it.
 func TestCrashKafkaToIceberg(t *testing.T) {
+	skipIfShort(t)
 	addr := startDevKafka(t, "--topic", "ice_exactly_once:8", "--topic", "ice_at_least_once:8").addr
 	for _, c := range []struct {
 		delivery string

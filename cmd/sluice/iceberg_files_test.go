@@ -15,6 +15,7 @@ import (
 // per Kafka partition), and every record is in the table once. It logs the distribution of
 // file sizes. docs/iceberg.md reports the same at a 60 s trigger.
 func TestIcebergFileSizes(t *testing.T) {
+	skipIfShort(t)
 	const records, lanes, tableName = 120_000, 2, "db.events"
 	addr := startDevKafka(t, "--topic", "ice_files:8").addr
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 // random points, then drains it with --stop-at-end: a read_committed consumer of the output
 // must see every row of the table exactly once.
 func TestCrashIcebergToKafka(t *testing.T) {
+	skipIfShort(t)
 	const initial, appends, perAppend = 150_000, 6, 15_000
 	addr := startDevKafka(t).addr
 	dir := t.TempDir()

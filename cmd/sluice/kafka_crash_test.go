@@ -22,6 +22,7 @@ import (
 // With SLUICE_TEST_KAFKA=host:port it runs against that broker instead (topics are created on
 // first use there, with the broker's default partition count).
 func TestCrashKafkaToKafka(t *testing.T) {
+	skipIfShort(t)
 	addr := os.Getenv("SLUICE_TEST_KAFKA")
 	if addr == "" {
 		addr = startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8").addr

@@ -22,6 +22,7 @@ import (
 // each time the group moves partitions between them. At the end one copy drains what is
 // left, and a read_committed consumer of the output must see every input record exactly once.
 func TestKafkaGroupRebalance(t *testing.T) {
+	skipIfShort(t)
 	addr, in := groupInput(t, "group_in")
 	run := fmt.Sprintf("group_%d", time.Now().UnixNano())
 	out := "out_" + run
@@ -38,6 +39,7 @@ func TestKafkaGroupRebalance(t *testing.T) {
 // TestIcebergGroupRebalance is TestKafkaGroupRebalance with both copies writing one Iceberg
 // table: the table's compare-and-set on offsets keeps the zombie out.
 func TestIcebergGroupRebalance(t *testing.T) {
+	skipIfShort(t)
 	addr, in := groupInput(t, "group_iceberg_in")
 	run := fmt.Sprintf("group_iceberg_%d", time.Now().UnixNano())
 	w := icebergWarehouse{dir: t.TempDir()}
@@ -50,6 +52,7 @@ func TestIcebergGroupRebalance(t *testing.T) {
 // topic, every save fenced by the copy's generation in the group; a copy given partitions
 // settles another copy's interrupted commit before it reads them.
 func TestBigQueryGroupRebalance(t *testing.T) {
+	skipIfShort(t)
 	addr, in := groupInput(t, "group_bigquery_in")
 	run := fmt.Sprintf("group_bigquery_%d", time.Now().UnixNano())
 	bq := startBigQuery(t)
@@ -63,6 +66,7 @@ func TestBigQueryGroupRebalance(t *testing.T) {
 // intent in the checkpoint topic and commits a's finalized streams before it reads on. The
 // table must hold every record exactly once.
 func TestBigQueryCopySettlesAnothersCommit(t *testing.T) {
+	skipIfShort(t)
 	const records = 20_000
 	addr, in := groupInput(t, "settle_in")
 	run := fmt.Sprintf("settle_%d", time.Now().UnixNano())

@@ -19,6 +19,7 @@ import (
 // pipeline refuses to start (exit 3), naming what is missing and --allow-reset-state, instead
 // of starting from the sources' default position and writing everything again.
 func TestLostCheckpointIsLoud(t *testing.T) {
+	skipIfShort(t)
 	const records = 2000
 	addr := startDevKafka(t, "--topic", "lost_in:4").addr
 	if err := <-produceSteadily(t, addr, "lost_in", records, time.Second); err != nil {

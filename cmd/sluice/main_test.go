@@ -109,3 +109,12 @@ func TestSchemaListsEveryComponent(t *testing.T) {
 		}
 	}
 }
+
+// skipIfShort skips an end-to-end test that runs for seconds (crashes, copies, outages) under
+// `go test -short`, the edit loop's run; the full `go test ./...` runs it.
+func skipIfShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("an end-to-end run of seconds; skipped with -short")
+	}
+}

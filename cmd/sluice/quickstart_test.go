@@ -134,6 +134,7 @@ func checkQuickstartTable(t *testing.T, dir string) {
 // Every example runs to its end with no services (those that write to BigQuery run in
 // kafka_to_bigquery_test.go, against the loopback server).
 func TestExamplesRun(t *testing.T) {
+	skipIfShort(t)
 	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*.yaml"))
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // SIGINT and SIGTERM stop a run gracefully: it stops reading, commits what it read, says so
 // and exits 0; the next run continues where it stopped.
 func TestSignalStopsGracefully(t *testing.T) {
+	skipIfShort(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()

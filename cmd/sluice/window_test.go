@@ -135,6 +135,7 @@ func checkWindowTable(t *testing.T, w icebergWarehouse) {
 // over 8 partitions (allowed_lateness covers the whole range): the per-window results in the
 // table are exact.
 func TestWindowsKafkaToIceberg(t *testing.T) {
+	skipIfShort(t)
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
 	if err := <-produceWindowed(t, addr, "win", time.Second, true); err != nil {
@@ -152,6 +153,7 @@ func TestWindowsKafkaToIceberg(t *testing.T) {
 // flow in; after a final drain the table equals a crash-free run's: no window counted
 // twice, none missing, none partial.
 func TestCrashWindowsKafkaToIceberg(t *testing.T) {
+	skipIfShort(t)
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
 	produced := produceWindowed(t, addr, "win", 8*time.Second, false)
