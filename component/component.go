@@ -259,8 +259,7 @@ const (
 
 // Options are the runner options a component may need while it is built.
 type Options struct {
-	Delivery           Delivery
-	CheckpointInterval time.Duration
+	Delivery Delivery
 	// StateLimit bounds the state of each stateful transform, in bytes: beyond it the
 	// pipeline stops with an error rather than swap.
 	StateLimit int64

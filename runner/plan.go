@@ -250,7 +250,7 @@ func (f *file) build(n *Node, p *Plan) {
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
 		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n), Offline: p.Offline,
-		Options: component.Options{Delivery: p.Delivery(), CheckpointInterval: time.Duration(p.Options.CheckpointInterval),
+		Options: component.Options{Delivery: p.Delivery(),
 			StateLimit: p.Options.StateLimitMB << 20, IdleTimeout: time.Duration(p.Options.WindowIdleTimeout)}}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
