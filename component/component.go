@@ -66,7 +66,7 @@ type Bounded interface {
 	StopAtEnd()
 }
 
-// Checkpoint is what a sink commits atomically with its data: which pipeline wrote it, the
+// Checkpoint is what a sink stores atomically with its data: which pipeline wrote it, the
 // epoch, and for every source partition the sink covers the next offset to read.
 type Checkpoint struct {
 	Pipeline string          `json:"pipeline"`
@@ -74,25 +74,31 @@ type Checkpoint struct {
 	Next     schemas.Offsets `json:"next"`
 	// State is the windowed operators' state the checkpoint stands on, if any.
 	State []byte `json:"state,omitempty"`
-	// From is, for every partition in Next, the offset the records of this commit start at:
-	// the sink's previous Next, or where the partition was (re)assigned. It is not stored. A
-	// sink that several copies of the pipeline may write (one consumer group, several
-	// processes) changes a partition's stored offset only if it still equals From there
-	// (compare-and-set), so a copy that lost a partition cannot commit it a second time.
-	From schemas.Offsets `json:"-"`
 	// Lineage says which pipeline spec wrote the commit. Sinks store it with the checkpoint
 	// and return it from Open, so a new run can tell whether its spec may resume from it.
 	Lineage *Lineage `json:"lineage,omitempty"`
+}
+
+// Commit is what the runner asks a sink to commit: the checkpoint to store, and how it came
+// about, which is not stored.
+type Commit struct {
+	Checkpoint
+	// From is, for every partition in Next, the offset the records of this commit start at:
+	// the sink's previous Next, or where the partition was (re)assigned. A sink that several
+	// copies of the pipeline may write (one consumer group, several processes) changes a
+	// partition's stored offset only if it still equals From there (compare-and-set), so a
+	// copy that lost a partition cannot commit it a second time.
+	From schemas.Offsets
 	// Fences are, for every source upstream that reads in a Kafka consumer group, who this
 	// copy is in the group and the offsets the epoch reaches. A sink that commits in a Kafka
 	// transaction commits them to the group inside it, so that the group refuses the
 	// transaction of a copy that lost its partitions without knowing it (KIP-447).
-	Fences []GroupFence `json:"-"`
+	Fences []GroupFence
 }
 
 // Moved returns the partitions of Next whose offset differs from From: those this commit
 // advanced, or records for the first time.
-func (cp Checkpoint) Moved() schemas.Offsets {
+func (cp Commit) Moved() schemas.Offsets {
 	out := schemas.Offsets{}
 	for src, parts := range cp.Next {
 		for p, next := range parts {
@@ -111,7 +117,7 @@ func (cp Checkpoint) Moved() schemas.Offsets {
 // it only carried (read from another copy's record at its start): a partition's offsets grow
 // from owner to owner, so over all records the highest is the last commit's, even after the
 // copy that made it handed the partition over (docs/scaling.md).
-func (cp Checkpoint) OwnRecord(earlier schemas.Offsets) schemas.Offsets {
+func (cp Commit) OwnRecord(earlier schemas.Offsets) schemas.Offsets {
 	out := earlier.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {
@@ -191,11 +197,11 @@ type Sink interface {
 	// Writer returns the writer of one lane.
 	Writer(lane int) Writer
 	// Commit makes everything flushed for epochs up to cp.Epoch durable and visible,
-	// atomically with cp. Writes of later epochs may run concurrently. Calling it again with
+	// atomically with cp.Checkpoint. Writes of later epochs may run concurrently. Calling it again with
 	// an epoch already committed (after a crash) must do nothing. Epoch numbers increase but
 	// an epoch may be flushed and never committed (a barrier round in which no record moved):
 	// its flushed data, if any, belongs to the next Commit.
-	Commit(ctx context.Context, cp Checkpoint) error
+	Commit(ctx context.Context, cp Commit) error
 	Close(ctx context.Context) error
 }
 

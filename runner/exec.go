@@ -675,8 +675,8 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 			k.next.Advance(next[s])
 		}
 		k.next.Advance(r.firedOffsets(k))
-		cp := component.Checkpoint{Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), From: from,
-			State: state, Fences: fences(k, next), Lineage: r.lineage}
+		cp := component.Commit{From: from, Fences: fences(k, next), Checkpoint: component.Checkpoint{
+			Pipeline: r.plan.Options.Name, Epoch: e, Next: k.next.Clone(), State: state, Lineage: r.lineage}}
 		k.mu.Unlock()
 		wg.Go(func() {
 			start := time.Now()

@@ -354,10 +354,10 @@ func TestMergedIgnoresAnotherTablesCopy(t *testing.T) {
 // where they end: were the commit found lost, a partition its checkpoint does not hold would
 // resume from the group's offset and skip the commit's rows.
 func TestIntentFences(t *testing.T) {
-	cp := component.Checkpoint{
-		Next:   schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}},
-		From:   schemas.Offsets{"kafka:t": {0: 40}},
-		Fences: []component.GroupFence{{Group: "g", MemberID: "m", Generation: 3, Offsets: schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}}}},
+	cp := component.Commit{
+		Checkpoint: component.Checkpoint{Next: schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}}},
+		From:       schemas.Offsets{"kafka:t": {0: 40}},
+		Fences:     []component.GroupFence{{Group: "g", MemberID: "m", Generation: 3, Offsets: schemas.Offsets{"kafka:t": {0: 50, 1: 70, 2: 90}}}},
 	}
 	written := schemas.Offsets{"kafka:t": {0: 41, 1: 60}}
 	got := intentFences(cp, written)

@@ -39,7 +39,7 @@ type sink struct {
 
 	// Set by Open.
 	exactly bool
-	shared  bool   // several copies write the sink: each records what it moved (Checkpoint.OwnRecord)
+	shared  bool   // several copies write the sink: each records what it moved (Commit.OwnRecord)
 	holds   string // what the table holds when the sink has no state (Holds)
 	stored  bool   // the store holds this copy's state (Open found it, or Claim or Commit saved it)
 	bq      *bigquery.Client
@@ -383,7 +383,7 @@ func (s *sink) sealed(epoch uint64, streams ...finalStream) {
 
 // Commit commits the streams of the epochs up to cp.Epoch with the checkpoint cp: intent
 // first, then BatchCommitWriteStreams, then the new checkpoint.
-func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	s.mu.Lock()
 	var streams []string
 	var rows int64
@@ -455,7 +455,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 // its first row written, else (no row of it written) its next offset. Should the commit be
 // found lost, a partition the checkpoint does not hold resumes from the group's offset, so the
 // commit's own offsets go to the group only with the checkpoint after it.
-func intentFences(cp component.Checkpoint, written schemas.Offsets) []component.GroupFence {
+func intentFences(cp component.Commit, written schemas.Offsets) []component.GroupFence {
 	out := make([]component.GroupFence, len(cp.Fences))
 	for i, f := range cp.Fences {
 		at := schemas.Offsets{}

@@ -28,9 +28,9 @@ func (d Driver) Flush(s component.Sink, epoch uint64) {
 	}
 }
 
-// Checkpoint is the checkpoint of epoch after next records.
-func (d Driver) Checkpoint(epoch uint64, next int) component.Checkpoint {
-	return component.Checkpoint{Pipeline: d.Pipeline, Epoch: epoch, Next: schemas.Offsets{d.Source: {0: int64(next)}}}
+// Checkpoint is the commit of epoch after next records.
+func (d Driver) Checkpoint(epoch uint64, next int) component.Commit {
+	return component.Commit{Checkpoint: component.Checkpoint{Pipeline: d.Pipeline, Epoch: epoch, Next: schemas.Offsets{d.Source: {0: int64(next)}}}}
 }
 
 // Commit commits epoch with the checkpoint after next records.

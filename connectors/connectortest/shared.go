@@ -44,7 +44,7 @@ func TestSharedSink(t *testing.T, target SinkTarget) {
 			}
 		}
 		Driver{T: t, Lanes: lanes}.Flush(s, e)
-		cp := component.Checkpoint{Pipeline: pipeline, Epoch: e, Next: next, From: from}
+		cp := component.Commit{Checkpoint: component.Checkpoint{Pipeline: pipeline, Epoch: e, Next: next}, From: from}
 		if err := s.Commit(ctx, cp); err != nil {
 			t.Fatalf("commit epoch %d: %v", e, err)
 		}

@@ -60,7 +60,7 @@ func (r *miniRunner) run(crashAt uint64) int {
 		if epoch == crashAt {
 			return false
 		}
-		if err := sink.Commit(ctx, component.Checkpoint{Pipeline: "copy@1", Epoch: epoch, Next: src.Offsets()}); err != nil {
+		if err := sink.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: "copy@1", Epoch: epoch, Next: src.Offsets()}}); err != nil {
 			t.Fatal(err)
 		}
 		epoch++

@@ -164,7 +164,7 @@ func (s *sink) Writer(lane int) component.Writer {
 
 // Commit makes the epoch's lane files visible together with cp, by renaming the epoch's
 // hidden directory. An epoch already committed with offsets that cover cp's is left as it is.
-func (s *sink) Commit(_ context.Context, cp component.Checkpoint) error {
+func (s *sink) Commit(_ context.Context, cp component.Commit) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.mu.Lock()
@@ -184,7 +184,7 @@ func (s *sink) Commit(_ context.Context, cp component.Checkpoint) error {
 	}
 	final := filepath.Join(s.dir, epochName(cp.Epoch))
 	tmp := filepath.Join(s.dir, tmpName(cp.Epoch))
-	done, err := s.committed(final, cp)
+	done, err := s.committed(final, cp.Checkpoint)
 	if err != nil || done {
 		if done {
 			// A re-run of a committed epoch writes nothing new: the runner drops the records
@@ -206,7 +206,7 @@ func (s *sink) Commit(_ context.Context, cp component.Checkpoint) error {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return fmt.Errorf("commit epoch %d: %w", cp.Epoch, err)
 	}
-	data, err := json.MarshalIndent(cp, "", "  ")
+	data, err := json.MarshalIndent(cp.Checkpoint, "", "  ")
 	if err != nil {
 		return fmt.Errorf("commit epoch %d to %s: %w", cp.Epoch, s.dir, err)
 	}

@@ -110,7 +110,7 @@ func (h *harness) flush(s *sink, epoch uint64) {
 	h.driver().Flush(s, epoch)
 }
 
-func (h *harness) checkpoint(epoch uint64, next int) component.Checkpoint {
+func (h *harness) checkpoint(epoch uint64, next int) component.Commit {
 	return h.driver().Checkpoint(epoch, next)
 }
 
@@ -254,7 +254,7 @@ func TestSinkRestoresCheckpoint(t *testing.T) {
 
 		s, restored := h.open()
 		defer s.Close(context.Background())
-		if restored == nil || !reflect.DeepEqual(*restored, cp) {
+		if restored == nil || !reflect.DeepEqual(*restored, cp.Checkpoint) {
 			t.Errorf("restored %+v, want %+v", restored, cp)
 		}
 		h.epoch(s, 3, 7, 9, restored)
@@ -484,7 +484,7 @@ func TestSinkRejectsOutOfOrderUse(t *testing.T) {
 		t.Errorf("committing epoch 2 before epoch 1: %v", err)
 	}
 	h.commit(s, 1, 4)
-	if err := s.Commit(ctx, component.Checkpoint{Pipeline: "other", Epoch: 3}); err == nil {
+	if err := s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: "other", Epoch: 3}}); err == nil {
 		t.Error("a commit for another pipeline passed")
 	}
 	h.checkExactly(4)

@@ -188,7 +188,7 @@ func findCommit(meta table.Metadata, pipeline, commitID string) (bool, error) {
 
 // committedEpoch reports whether instance already committed epoch with offsets that cover
 // cp's moved partitions (a Commit repeated after a crash).
-func committedEpoch(meta table.Metadata, cp component.Checkpoint, instance string) (bool, error) {
+func committedEpoch(meta table.Metadata, cp component.Commit, instance string) (bool, error) {
 	found := false
 	err := history(meta, cp.Pipeline, func(st stored) bool {
 		if st.instance != instance || st.epoch < cp.Epoch {
@@ -236,7 +236,7 @@ func (e *OffsetConflictError) Error() string {
 // casMerge checks cp against the table's stored offsets (compare-and-set) and returns the
 // offsets to store: the table's, with cp's moved partitions updated. A checkpoint without
 // From (a caller that does not track where epochs start) is not checked.
-func casMerge(tableName string, have schemas.Offsets, cp component.Checkpoint) (schemas.Offsets, error) {
+func casMerge(tableName string, have schemas.Offsets, cp component.Commit) (schemas.Offsets, error) {
 	merged := have.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {

@@ -34,7 +34,7 @@ var errLostReply = errors.New("the catalog's reply was lost")
 // whose summary records cp. With routing, each table with files gets its own snapshot, in
 // the order of their names, and the last one marks the epoch complete; an epoch without
 // files records its offsets in the table that carries the newest complete epoch.
-func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.mu.Lock()
@@ -92,7 +92,7 @@ func hasSealed(ts *tableState, epoch uint64) bool {
 // pinned: when the table moved meanwhile, the commit is rebuilt on the new state, its
 // offsets checked again (compare-and-set) and sent again. A commit already in the table's
 // history is not sent again.
-func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Checkpoint, complete bool) error {
+func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Commit, complete bool) error {
 	_, tbl, err := s.current(ts)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Che
 var errHook = errors.New("stopped by the test hook")
 
 // commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot.
-func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Checkpoint, files []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
+func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
 	st, err := latest(tbl.Metadata(), cp.Pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
@@ -165,7 +165,7 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	if err != nil {
 		return nil, err
 	}
-	props, err := summaryProps(cp, instance, commitID, merged, complete)
+	props, err := summaryProps(cp.Checkpoint, instance, commitID, merged, complete)
 	if err != nil {
 		return nil, err
 	}

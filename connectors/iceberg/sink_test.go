@@ -160,8 +160,8 @@ func TestCompareAndSet(t *testing.T) {
 	h.open(b, "b")
 	defer a.Close(ctx)
 	defer b.Close(ctx)
-	cp := func(epoch uint64, from, next schemas.Offsets) component.Checkpoint {
-		return component.Checkpoint{Pipeline: h.pipeline, Epoch: epoch, From: from, Next: next}
+	cp := func(epoch uint64, from, next schemas.Offsets) component.Commit {
+		return component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: epoch, Next: next}, From: from}
 	}
 
 	// a takes partition 0 from the start to 10; b has partition 1.

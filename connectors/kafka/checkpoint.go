@@ -42,7 +42,7 @@ type sinkCheckpoints map[string]*component.Checkpoint // key -> its last checkpo
 // merged returns the checkpoint of key with, per partition, the highest offset any copy
 // committed, or nil when no copy has one. That is the partition's last commit: each copy
 // records only the offsets it moved and keeps them after handing the partition over
-// (Checkpoint.OwnRecord), and a partition's offsets grow from owner to owner.
+// (Commit.OwnRecord), and a partition's offsets grow from owner to owner.
 func (c sinkCheckpoints) merged(key string) *component.Checkpoint {
 	var out *component.Checkpoint
 	for _, k := range slices.Sorted(maps.Keys(c)) {

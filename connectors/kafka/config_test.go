@@ -108,7 +108,7 @@ func atLeastOnce(t *testing.T, src string) (*sink, error) {
 	spec, _ := component.Lookup("WriteToKafka")
 	c := &component.Context{Decoder: d, Type: "WriteToKafka", Name: "WriteToKafka", Pos: d.At(root),
 		Config: component.MappingValue(root, "config"), Inputs: []component.Input{{Name: "in", Schema: people}},
-		Options: component.Options{Delivery: component.AtLeastOnce, CheckpointInterval: 10 * time.Second}}
+		Options: component.Options{Delivery: component.AtLeastOnce}}
 	impl := spec.Build(c)
 	if err := d.Diags.Err(); err != nil {
 		return nil, err

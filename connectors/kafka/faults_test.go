@@ -113,7 +113,7 @@ func (f *flowTest) runOnce() error {
 				return err
 			}
 		}
-		return snk.Commit(ctx, component.Checkpoint{Pipeline: f.pipeline, Epoch: epoch, Next: next})
+		return snk.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: f.pipeline, Epoch: epoch, Next: next}})
 	}
 	for {
 		batch, err := src.Read(ctx)

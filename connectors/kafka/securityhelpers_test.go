@@ -149,7 +149,7 @@ func secureRoundTrip(t *testing.T, addr string, props map[string]string) error {
 	if err := s.Writer(0).Flush(ctx, 1); err != nil {
 		return err
 	}
-	cp := component.Checkpoint{Pipeline: pipeline, Epoch: 1, Next: schemas.Offsets{testSource: {0: 3}}}
+	cp := component.Commit{Checkpoint: component.Checkpoint{Pipeline: pipeline, Epoch: 1, Next: schemas.Offsets{testSource: {0: 3}}}}
 	if err := s.Commit(ctx, cp); err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ type sink struct {
 	pipeline string
 	key      string
 	// shared: several copies write the sink (SinkInfo.Shared), each its own record, whose
-	// offsets are recorded (Checkpoint.OwnRecord). Both are set under commitMu.
+	// offsets are recorded (Commit.OwnRecord). Both are set under commitMu.
 	shared   bool
 	recorded schemas.Offsets
 	fencer   *groupFencer // with exactly_once: commits grouped sources' offsets (fence.go)
@@ -227,7 +227,7 @@ func (s *sink) lanes() []*laneWriter {
 // Commit makes the records flushed for epochs up to cp.Epoch visible together with cp. With
 // exactly_once it writes cp into the epoch's transaction and commits it; lanes that write the
 // next epoch meanwhile wait. An epoch already committed is left as it is.
-func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
+func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	cl, exactly, err := s.state()
@@ -243,7 +243,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Checkpoint) error {
 	if s.shared {
 		cp.Next = cp.OwnRecord(s.recorded)
 	}
-	rec, err := checkpointRecord(s.key, cp)
+	rec, err := checkpointRecord(s.key, cp.Checkpoint)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func (h *harness) flush(s *sink, epoch uint64) {
 	h.driver().Flush(s, epoch)
 }
 
-func (h *harness) checkpoint(epoch uint64, next int) component.Checkpoint {
+func (h *harness) checkpoint(epoch uint64, next int) component.Commit {
 	return h.driver().Checkpoint(epoch, next)
 }
 
