@@ -187,7 +187,19 @@ type SinkInfo struct {
 	// Shared says that several copies of the pipeline write the sink: a source upstream reads
 	// in a consumer group.
 	Shared bool
+	// UnknownCommit is the operator's verdict on an interrupted commit whose outcome the
+	// sink cannot learn from its target (`sluice run --bigquery-intent`); "" to stop and ask.
+	UnknownCommit CommitVerdict
 }
+
+// CommitVerdict is an operator's verdict on a commit whose outcome is unknown.
+type CommitVerdict string
+
+// The verdicts.
+const (
+	AssumeCommitted CommitVerdict = "assume-committed"
+	AssumeLost      CommitVerdict = "assume-lost"
+)
 
 // Sink writes rows and commits them together with a checkpoint.
 type Sink interface {

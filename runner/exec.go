@@ -41,6 +41,9 @@ type RunConfig struct {
 	// AllowResetState lets a run start from checkpoints its spec changed incompatibly since
 	// (upgrade.go).
 	AllowResetState bool
+	// UnknownCommit is the operator's verdict on a sink's interrupted commit whose outcome
+	// the sink cannot learn (component.SinkInfo).
+	UnknownCommit component.CommitVerdict
 	// StartupTimeout is how long opening a component is tried again while a service it needs
 	// cannot be reached (startup.go); 0: not at all.
 	StartupTimeout time.Duration
@@ -294,7 +297,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
-		EpochInterval: r.plan.Trigger, Instance: instance}
+		EpochInterval: r.plan.Trigger, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
 	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })

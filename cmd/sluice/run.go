@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/sluicehq/sluice/connectors/bigquery"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/embedded"
 	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/sluicehq/sluice/runner"
@@ -46,10 +46,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: sluice run PIPELINE.yaml [--for DURATION] [--max-records N]")
 		return exitUsage
 	}
-	switch *bqIntent {
-	case "":
-	case "assume-committed", "assume-lost":
-		os.Setenv(bigquery.IntentEnv, *bqIntent) // read by WriteToBigQuery when it opens
+	switch v := component.CommitVerdict(*bqIntent); v {
+	case "", component.AssumeCommitted, component.AssumeLost:
 	default:
 		fmt.Fprintf(stderr, "sluice run: --bigquery-intent %q: write assume-committed or assume-lost\n", *bqIntent)
 		return exitUsage
@@ -129,7 +127,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	defer embedded.CloseAll() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
-		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout})
+		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout,
+		UnknownCommit: component.CommitVerdict(*bqIntent)})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")

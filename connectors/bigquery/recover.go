@@ -6,17 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"cloud.google.com/go/bigquery/storage/apiv1/storagepb"
+	"github.com/sluicehq/sluice/component"
 )
-
-// IntentEnv names the environment variable that decides an old intent whose streams BigQuery
-// no longer knows (`sluice run --bigquery-intent`): assume-committed or assume-lost.
-const IntentEnv = "SLUICE_BIGQUERY_INTENT"
 
 // youngIntent is how long after its intent a stream BigQuery does not know is taken as never
 // committed. BigQuery does not document how long it keeps a committed stream's metadata; it
@@ -57,7 +53,7 @@ func (s *sink) recover(ctx context.Context, st *state, others map[string]*state)
 //   - a stream unknown and none committed: the commit never happened and the rows are gone,
 //     if the intent is young; else the rows of its offset ranges are counted in the table
 //     (source_position_columns; a commit is atomic, so any row means all of them), or the
-//     operator decides (IntentEnv).
+//     operator decides (SinkInfo.UnknownCommit, `sluice run --bigquery-intent`).
 func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how string, err error) {
 	var missing []string
 	for _, name := range in.Streams {
@@ -86,11 +82,11 @@ func (s *sink) settle(ctx context.Context, in *intent) (committed bool, how stri
 		// Known but no longer committable (garbage-collected): as good as missing.
 		missing = in.Streams
 	}
-	switch os.Getenv(IntentEnv) {
-	case "assume-committed":
-		return true, "assumed committed (" + IntentEnv + ")", nil
-	case "assume-lost":
-		return false, "assumed lost (" + IntentEnv + ")", nil
+	switch s.unknownCommit {
+	case component.AssumeCommitted:
+		return true, "assumed committed (--bigquery-intent)", nil
+	case component.AssumeLost:
+		return false, "assumed lost (--bigquery-intent)", nil
 	}
 	if age := time.Since(in.At); age < youngIntent {
 		return false, fmt.Sprintf("BigQuery does not know stream %s of a commit %s old, so it never committed", missing[0], age.Round(time.Second)), nil

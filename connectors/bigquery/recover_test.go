@@ -30,7 +30,7 @@ func crashAt(t *testing.T, step string) {
 // interrupted writes rows 0..9 as epoch 1 and commits them, then rows 10..19 as epoch 2,
 // whose commit stops at step. It returns the fake and a function that opens the sink again,
 // as a restarted process would.
-func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func() (*component.Checkpoint, error)) {
+func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func(...component.CommitVerdict) (*component.Checkpoint, error)) {
 	ctx := context.Background()
 	f := newFakeBQ(t)
 	info := component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce}
@@ -58,9 +58,13 @@ func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func() (*
 		t.Fatalf("commit stopped at %s: %v", step, err)
 	}
 	stepHook = nil
-	return f, func() (*component.Checkpoint, error) {
+	return f, func(verdict ...component.CommitVerdict) (*component.Checkpoint, error) {
 		s := f.build(connectortest.Schema, "t", extra...)
 		t.Cleanup(func() { _ = s.Close(ctx) })
+		info := info
+		for _, v := range verdict {
+			info.UnknownCommit = v
+		}
 		return s.Open(ctx, info)
 	}
 }
@@ -164,8 +168,7 @@ func TestRecoverOldLostStreams(t *testing.T) {
 		!strings.Contains(err.Error(), "--bigquery-intent=assume-lost") || !strings.Contains(err.Error(), "/streams/") {
 		t.Fatalf("want an error naming the stream and both ways out, got %v", err)
 	}
-	t.Setenv(IntentEnv, "assume-lost")
-	cp, err := reopen()
+	cp, err := reopen(component.AssumeLost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,8 +176,7 @@ func TestRecoverOldLostStreams(t *testing.T) {
 
 	f, reopen = interrupted(t, "intent-saved")
 	forgetIntentStreams(t, f, 3*time.Hour)
-	t.Setenv(IntentEnv, "assume-committed")
-	cp, err = reopen()
+	cp, err = reopen(component.AssumeCommitted)
 	if err != nil {
 		t.Fatal(err)
 	}

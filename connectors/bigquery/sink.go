@@ -39,16 +39,18 @@ type sink struct {
 
 	// Set by Open.
 	exactly bool
-	shared  bool   // several copies write the sink: each records what it moved (Commit.OwnRecord)
-	holds   string // what the table holds when the sink has no state (Holds)
-	stored  bool   // the store holds this copy's state (Open found it, or Claim or Commit saved it)
-	bq      *bigquery.Client
-	mw      *managedwriter.Client
-	enc     *encoder
-	store   stateStore
-	lanes   int
-	slots   []*slot
-	writers map[int]*laneWriter
+	// unknownCommit decides an old intent whose streams BigQuery forgot (SinkInfo).
+	unknownCommit component.CommitVerdict
+	shared        bool   // several copies write the sink: each records what it moved (Commit.OwnRecord)
+	holds         string // what the table holds when the sink has no state (Holds)
+	stored        bool   // the store holds this copy's state (Open found it, or Claim or Commit saved it)
+	bq            *bigquery.Client
+	mw            *managedwriter.Client
+	enc           *encoder
+	store         stateStore
+	lanes         int
+	slots         []*slot
+	writers       map[int]*laneWriter
 
 	mu      sync.Mutex
 	st      state                      // the committed checkpoint
@@ -76,6 +78,7 @@ func (s *sink) DeliversAsWritten() {}
 
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
 	s.exactly, s.shared, s.holds = info.Delivery != component.AtLeastOnce, info.Shared, ""
+	s.unknownCommit = info.UnknownCommit
 	s.lanes = max(info.Lanes, 1)
 	if err := s.connect(ctx); err != nil {
 		return nil, err

@@ -1,0 +1,6 @@
+//go:build !sluicetest
+
+package iceberg
+
+// pauseHook returns nil: the crash tests' pauses exist only in sluicetest builds.
+func pauseHook() func(step string) error { return nil }
