@@ -160,6 +160,8 @@ config:
 			`pipeline.yaml:2:85: ReadFromKafka: consumer_config "group.id": environment variable SLUICE_TEST_UNSET is not set`}},
 		{"read env bad value", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, consumer_config: {max.poll.records: '${env:SLUICE_TEST_SECRET}'}}\n", nil, []string{
 			`pipeline.yaml:2:93: ReadFromKafka: consumer_config "max.poll.records": must be an integer from 1 to 1048576 (the value from ${env:SLUICE_TEST_SECRET} is not shown)`}},
+		{"read file missing", "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, consumer_config: {sasl.password: '${file:/nonexistent/sluice-test-secret}'}}\n", nil, []string{
+			`pipeline.yaml:2:90: ReadFromKafka: consumer_config "sasl.password": cannot read the secret file /nonexistent/sluice-test-secret: no such file or directory`}},
 		{"write registry raw", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: RAW, confluent_schema_registry_url: 'http://h'}\n", rawSchema, []string{
 			`pipeline.yaml:2:88: WriteToKafka: values in the Confluent wire format are written with format AVRO or JSON, not RAW`}},
 		{"write registry subject alone", "type: WriteToKafka\nconfig: {topic: t, bootstrap_servers: x:1, format: JSON, confluent_schema_registry_subject: s}\n", people, []string{

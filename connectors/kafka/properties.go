@@ -3,8 +3,6 @@ package kafka
 import (
 	"errors"
 	"fmt"
-	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/diag"
+	secrets "github.com/sluicehq/sluice/internal/secret"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
 )
@@ -186,7 +185,7 @@ func applyProperties(ctx *component.Context, key string, props map[string]string
 		p, known := properties[name]
 		switch {
 		case known && p.side&sd != 0:
-			value, vars, err := expandEnv(strings.TrimSpace(props[name]))
+			value, vars, err := expandRefs(strings.TrimSpace(props[name]))
 			if err == nil {
 				s.origin[name] = key
 				if err = p.apply(s, value); err != nil && (p.secret || len(vars) > 0) {
@@ -226,28 +225,15 @@ func settingPos(ctx *component.Context, s *settings, key, name string) diag.Pos 
 	return ctx.KeyPos(key)
 }
 
-// envRef is a reference to an environment variable in a value: ${env:NAME}.
-var envRef = regexp.MustCompile(`\$\{env:([^}]*)\}`)
-
-// expandEnv replaces every ${env:NAME} in v with the variable's value and returns the names it
-// replaced. A variable that is not set, or a bad name, is an error that names it (names are
-// not secret; values may be).
-func expandEnv(v string) (string, []string, error) {
-	if !strings.Contains(v, "${env:") {
-		return v, nil, nil
+// expandRefs replaces the ${env:NAME} and ${file:PATH} references in v (secrets.Expand) and
+// returns them as written, for messages (names and paths are not secret; values may be).
+func expandRefs(v string) (string, []string, error) {
+	out, refs, err := secrets.Expand(v)
+	texts := make([]string, len(refs))
+	for i, r := range refs {
+		texts[i] = r.Text
 	}
-	var vars []string
-	var err error
-	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
-		name := envRef.FindStringSubmatch(ref)[1]
-		vars = append(vars, name)
-		value, ok := os.LookupEnv(name)
-		if !ok && err == nil {
-			err = fmt.Errorf("environment variable %s is not set", name)
-		}
-		return value
-	})
-	return out, vars, err
+	return out, texts, err
 }
 
 // valueError is an invalid property value: what the value must be, and what it is.
@@ -259,12 +245,12 @@ type valueError struct {
 func (e *valueError) Error() string { return fmt.Sprintf("must be %s, not %q", e.want, e.got) }
 
 // redacted returns err for a value that must not be repeated: what a value must be, without
-// the value. vars are the environment variables the value came from; secret says that the
-// property's own messages never hold its value.
+// the value. vars are the references the value came from (${env:NAME}, ${file:PATH}); secret
+// says that the property's own messages never hold its value.
 func redacted(err error, vars []string, secret bool) error {
 	from := ""
 	if len(vars) > 0 {
-		from = " from ${env:" + strings.Join(vars, "}, ${env:") + "}"
+		from = " from " + strings.Join(vars, ", ")
 	}
 	var ve *valueError
 	switch {

@@ -22,9 +22,9 @@ const (
 )
 
 // registryOf returns the client of the registry that config key confluent_schema_registry_url
-// names (with ${env:NAME} expanded), reporting problems at its position without credentials.
+// names (with ${env:NAME} and ${file:PATH} expanded), reporting problems at its position without credentials.
 func registryOf(ctx *component.Context, rawURL string, set *settings) *schemaRegistry {
-	value, _, err := expandEnv(rawURL)
+	value, _, err := expandRefs(rawURL)
 	var reg *schemaRegistry
 	if err == nil {
 		reg, err = newSchemaRegistry(value, set.registryAuth)
