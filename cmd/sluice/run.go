@@ -125,7 +125,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 	start := time.Now()
-	defer embedded.CloseAll() // after the run's clients are closed: an embedded:DIR broker's log is left clean
+	defer embedded.CloseDirs() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
 		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout,
 		UnknownCommit: component.CommitVerdict(*bqIntent)})

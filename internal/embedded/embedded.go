@@ -95,8 +95,8 @@ func Start(cfg Config) (*Broker, error) {
 
 var (
 	sharedMu  sync.Mutex
-	shared    = map[string]string{} // data dir ("": in memory) -> the broker's address
-	running   []*Broker             // the shared brokers, for CloseAll
+	shared    = map[string]string{}  // data dir ("": in memory) -> the broker's address
+	running   = map[string]*Broker{} // the shared brokers with a data directory, for CloseDirs
 	snapshots bool
 	copies    []copied // brokers started on snapshots, for CloseSnapshots
 )
@@ -133,26 +133,26 @@ func AddrIn(dir string) (string, error) {
 	}
 	if data != dir {
 		copies = append(copies, copied{c, data})
-	} else {
-		running = append(running, c)
+	} else if dir != "" {
+		running[dir] = c
 	}
 	shared[dir] = c.ListenAddrs()[0]
 	return shared[dir], nil
 }
 
-// CloseAll stops the process's shared brokers, so that those with a data directory leave it
-// closed cleanly and the next run on it starts without recovering it. Called when a run ends;
-// a process killed before it leaves the directory to recovery.
-func CloseAll() {
+// CloseDirs stops the process's shared brokers that keep their data in a directory, so that
+// they leave it closed cleanly and the next run on it starts without recovering it. Called
+// when a run ends; a process killed before it leaves the directory to recovery. The in-memory
+// broker stays: it has nothing to leave, and a later run in the same process (tests) reads
+// what an earlier one wrote there.
+func CloseDirs() {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
-	for _, b := range running {
+	for dir, b := range running {
 		b.Close()
-	}
-	running = nil
-	for dir := range shared {
 		delete(shared, dir)
 	}
+	running = map[string]*Broker{}
 }
 
 // UseSnapshots makes the brokers that AddrIn starts from then on run on a temporary copy of
