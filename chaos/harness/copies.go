@@ -144,14 +144,22 @@ func (c *pipelineCopy) fault(a action, p *proc) {
 	}
 }
 
-// term SIGTERMs the copy and waits for its graceful stop; a copy that takes over a minute is
-// SIGKILLed. It records the stop's duration, and a stop that failed.
+// copyDrainTimeout is the copies' options.drain_timeout, and stopLimit how long a SIGTERMed copy
+// may take by sluice's promise (docs/operations.md, "Stopping": drain_timeout plus 10 s), with
+// a few seconds for the process to exit.
+const (
+	copyDrainTimeout = 20 * time.Second
+	stopLimit        = copyDrainTimeout + 15*time.Second
+)
+
+// term SIGTERMs the copy and waits for its graceful stop; a copy that takes longer than
+// stopLimit is SIGKILLed. It records the stop's duration, and a stop that failed.
 func (c *pipelineCopy) term(p *proc) {
 	start := time.Now()
 	p.signal(syscall.SIGTERM)
-	if !p.wait(time.Minute) {
+	if !p.wait(stopLimit) {
 		p.kill()
-		c.sc.fail("copy %s did not stop within a minute of SIGTERM; SIGKILLed", c.name)
+		c.sc.fail("copy %s did not stop within %v of SIGTERM (drain_timeout %v + 10 s); SIGKILLed", c.name, stopLimit, copyDrainTimeout)
 	} else if p.err != nil {
 		c.sc.note("copy %s stopped by SIGTERM with %v: %s", c.name, p.err, lastLine(p.logPath))
 	}

@@ -42,7 +42,8 @@ func (sc *scenario) pipelineYAML() string {
   name: chaos_%s
   delivery: %s
   checkpoint_interval: 300ms
-`, sc.broker.addr, inputTopic, group, sc.sinkYAML(), sc.spec.name(), sc.spec.delivery)
+  drain_timeout: %s
+`, sc.broker.addr, inputTopic, group, sc.sinkYAML(), sc.spec.name(), sc.spec.delivery, copyDrainTimeout)
 }
 
 // sinkYAML is the sink block of the pipeline, indented by 2.
