@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -79,7 +80,7 @@ func TestSource(t *testing.T, target SourceTarget) {
 		}
 		s := open(false, nil)
 		var rowErr *component.RowError
-		err := readErr(ctx, s)
+		err := componenttest.ReadAll(ctx, s, func(string, *schemas.Batch) error { return nil })
 		if !errors.As(err, &rowErr) {
 			t.Fatalf("read ended with %v, want a RowError", err)
 		}
@@ -173,26 +174,4 @@ func read(ctx context.Context, t *testing.T, s component.Source, n int) readResu
 		}
 	}
 	return res
-}
-
-// readErr reads and decodes s until io.EOF or the first error, which it returns.
-func readErr(ctx context.Context, s component.Source) error {
-	for {
-		b, err := s.Read(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if b == nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			continue
-		}
-		if err := s.Decode(ctx, b, func(string, *schemas.Batch) error { return nil }); err != nil {
-			return err
-		}
-	}
 }

@@ -114,68 +114,92 @@ func decodeCheckpoints(stored map[string]component.Stored) (sinkCheckpoints, err
 // moment to end: with the writer of a key fenced first, the value it returns for that key is
 // the last one ever committed.
 func readLatest(ctx context.Context, set *settings, adm *kadm.Client, base string) (map[string]component.Stored, error) {
-	starts, err := adm.ListStartOffsets(ctx, CheckpointTopic)
+	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
+	defer cancel()
+	last := map[string]component.Stored{}
+	err := readCommittedTo(ctx, set, adm, CheckpointTopic, adm.ListEndOffsets, func(r *kgo.Record) bool {
+		key := string(r.Key)
+		switch {
+		case r.Attrs.IsControl() || !sameSink(key, base):
+		case r.Value == nil:
+			delete(last, key)
+		default:
+			last[key] = component.Stored{Value: r.Value, At: r.Timestamp}
+		}
+		return false
+	})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (is a transaction of another writer open there?)", err)
+		}
+		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+	}
+	return last, nil
+}
+
+// readCommittedTo reads topic with read_committed, transaction markers included, from each
+// partition's start up to the offset that ends lists for it when the read begins (the high
+// watermark, or the last stable offset), and calls each with every record; each returns true
+// to stop there.
+func readCommittedTo(ctx context.Context, set *settings, adm *kadm.Client, topic string,
+	ends func(context.Context, ...string) (kadm.ListedOffsets, error), each func(*kgo.Record) bool) error {
+	starts, err := adm.ListStartOffsets(ctx, topic)
 	if err == nil {
 		err = starts.Error()
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
-	}
-	ends, err := adm.ListEndOffsets(ctx, CheckpointTopic)
+	var to kadm.ListedOffsets
 	if err == nil {
-		err = ends.Error()
+		to, err = ends(ctx, topic)
+	}
+	if err == nil {
+		err = to.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the checkpoint topic %s: %w", CheckpointTopic, err)
+		return fmt.Errorf("listing the offsets of topic %s: %w", topic, err)
 	}
-	pending := map[int32]int64{} // partition -> high watermark, until read up to it
+	pending := map[int32]int64{} // partition -> where it is read to, until read up to it
 	assign := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		start, _ := starts.Lookup(o.Topic, o.Partition)
-		if o.Offset > start.Offset {
+	to.Each(func(o kadm.ListedOffset) {
+		if start, _ := starts.Lookup(o.Topic, o.Partition); o.Offset > start.Offset {
 			pending[o.Partition] = o.Offset
 			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
 		}
 	})
-	last := map[string]component.Stored{}
 	if len(pending) == 0 {
-		return last, nil
+		return nil
 	}
 	cl, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{CheckpointTopic: assign}))
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, checkpointWait)
-	defer cancel()
 	for len(pending) > 0 {
 		fs := cl.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading the checkpoint topic %s up to its end: %w (is a transaction of another writer open there?)", CheckpointTopic, err)
+			return fmt.Errorf("reading topic %s up to its end: %w", topic, err)
 		}
 		for _, e := range fs.Errors() {
-			return nil, fmt.Errorf("reading the checkpoint topic %s partition %d: %w", CheckpointTopic, e.Partition, e.Err)
+			return fmt.Errorf("reading topic %s partition %d: %w", topic, e.Partition, e.Err)
 		}
+		stop := false
 		fs.EachRecord(func(r *kgo.Record) {
-			hwm, ok := pending[r.Partition]
-			if !ok || r.Offset >= hwm {
+			if stop {
+				return
+			}
+			end, ok := pending[r.Partition]
+			if !ok || r.Offset >= end {
 				delete(pending, r.Partition)
 				return
 			}
-			if r.Offset+1 >= hwm {
+			if r.Offset+1 >= end {
 				delete(pending, r.Partition)
 			}
-			key := string(r.Key)
-			if r.Attrs.IsControl() || !sameSink(key, base) {
-				return
-			}
-			if r.Value == nil {
-				delete(last, key)
-				return
-			}
-			last[key] = component.Stored{Value: r.Value, At: r.Timestamp}
+			stop = each(r)
 		})
+		if stop {
+			return nil
+		}
 	}
-	return last, nil
+	return nil
 }

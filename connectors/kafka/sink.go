@@ -366,8 +366,11 @@ func (s *sink) Holds(ctx context.Context) (string, error) {
 	}
 	adm := kadm.NewClient(cl)
 	first, err := firstCommitted(ctx, s.set, adm, s.topic)
-	if err != nil || first == nil {
-		return "", err
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	if first == nil {
+		return "", nil
 	}
 	all, err := readCheckpoints(ctx, s.set, adm, checkpointKey(pipeline, s.name, ""))
 	if err != nil {
@@ -385,59 +388,14 @@ func (s *sink) Holds(ctx context.Context) (string, error) {
 // record that is not a transaction marker. Offsets alone do not tell: a transaction that a
 // crash aborted takes offsets and leaves no record.
 func firstCommitted(ctx context.Context, set *settings, adm *kadm.Client, topic string) (*kgo.Record, error) {
-	starts, err := adm.ListStartOffsets(ctx, topic)
-	if err == nil {
-		err = starts.Error()
-	}
-	var ends kadm.ListedOffsets
-	if err == nil {
-		ends, err = adm.ListCommittedOffsets(ctx, topic) // the last stable offsets
-	}
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing the offsets of topic %s: %w", topic, err)
-	}
-	pending := map[int32]int64{}
-	assign := map[int32]kgo.Offset{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if start, _ := starts.Lookup(o.Topic, o.Partition); o.Offset > start.Offset {
-			pending[o.Partition] = o.Offset
-			assign[o.Partition] = kgo.NewOffset().At(start.Offset)
+	var first *kgo.Record
+	err := readCommittedTo(ctx, set, adm, topic, adm.ListCommittedOffsets, func(r *kgo.Record) bool {
+		if !r.Attrs.IsControl() {
+			first = r
 		}
+		return first != nil
 	})
-	if len(pending) == 0 {
-		return nil, nil
-	}
-	rd, err := set.newClient(kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
-	if err != nil {
-		return nil, err
-	}
-	defer rd.Close()
-	for len(pending) > 0 {
-		fs := rd.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading topic %s: %w", topic, err)
-		}
-		for _, e := range fs.Errors() {
-			return nil, fmt.Errorf("reading topic %s partition %d: %w", topic, e.Partition, e.Err)
-		}
-		var found *kgo.Record
-		fs.EachRecord(func(r *kgo.Record) {
-			if found == nil && !r.Attrs.IsControl() {
-				found = r
-			}
-			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
-				delete(pending, r.Partition)
-			}
-		})
-		if found != nil {
-			return found, nil
-		}
-	}
-	return nil, nil
+	return first, err
 }
 
 // Claim writes a checkpoint of epoch 0 at next, with at_least_once (component.Occupied):
