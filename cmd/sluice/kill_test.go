@@ -33,8 +33,10 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 	spread := k.spread
 	n := 0
 	for n < kills || (k.progress() == 0 && n < 3*kills) {
-		if n >= kills {
-			spread *= 2 // nothing committed yet: give the runs longer
+		if n >= kills && spread < 4*k.spread {
+			// Nothing committed yet: give the runs longer, but not so long that one runs
+			// through the whole input (the kills must land while it runs).
+			spread *= 2
 		}
 		cmd := exec.Command(binary, "run", k.pipeline)
 		if k.env != nil {
