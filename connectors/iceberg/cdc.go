@@ -72,10 +72,16 @@ func (s *cdcSource) StopAtEnd() { s.stopAtEnd = true }
 
 // Open loads the table (a streaming source waits for a missing one) and decides where to
 // start: after the rows of from, else at from_snapshot, from_timestamp or starting_strategy.
-func (s *cdcSource) Open(ctx context.Context, from schemas.Offsets) error {
+func (s *cdcSource) Open(ctx context.Context, from schemas.Offsets) (err error) {
 	if err := s.Close(); err != nil {
 		return err
 	}
+	// A failed Open leaves nothing open (the catalog's connections), whether or not Close follows.
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
 	cat, err := openCatalog(ctx, s.plan.cat)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.plan.what, err)

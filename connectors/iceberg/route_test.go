@@ -147,6 +147,7 @@ func TestRoutingCrash(t *testing.T) {
 			checkRouted(t, w, 90)
 			s.Close(ctx)
 			s = build()
+			defer s.Close(ctx)
 			if cp := h.open(s, ""); cp == nil || cp.Epoch != c.wantEpoch+1 || cp.Next[testSource][0] != 90 {
 				t.Fatalf("after the replay: checkpoint %+v, want epoch %d at offset 90", cp, c.wantEpoch+1)
 			}

@@ -25,10 +25,16 @@ type scanSource struct {
 
 // Open loads the table and plans the files of the snapshot to read: the one the offsets in
 // from were taken in, else the current one.
-func (s *scanSource) Open(ctx context.Context, from schemas.Offsets) error {
+func (s *scanSource) Open(ctx context.Context, from schemas.Offsets) (err error) {
 	if err := s.Close(); err != nil {
 		return err
 	}
+	// A failed Open leaves nothing open (the catalog's connections), whether or not Close follows.
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
 	cat, tbl, err := s.plan.open(ctx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.plan.what, err)

@@ -97,6 +97,7 @@ var (
 	sharedMu  sync.Mutex
 	shared    = map[string]string{}  // data dir ("": in memory) -> the broker's address
 	running   = map[string]*Broker{} // the shared brokers with a data directory, for CloseDirs
+	inMemory  *Broker                // the shared in-memory broker: it lives as long as the process
 	snapshots bool
 	copies    []copied // brokers started on snapshots, for CloseSnapshots
 )
@@ -135,6 +136,8 @@ func AddrIn(dir string) (string, error) {
 		copies = append(copies, copied{c, data})
 	} else if dir != "" {
 		running[dir] = c
+	} else {
+		inMemory = c
 	}
 	shared[dir] = c.ListenAddrs()[0]
 	return shared[dir], nil
