@@ -47,6 +47,8 @@ type RunConfig struct {
 	// StartupTimeout is how long opening a component is tried again while a service it needs
 	// cannot be reached (startup.go); 0: not at all.
 	StartupTimeout time.Duration
+	// Health, when set, follows whether the run is alive and ready (health.go).
+	Health *Health
 }
 
 // Stats says what a run did.
@@ -202,11 +204,14 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 		}
 		defer cfg.Metrics.Unregister(r.metrics)
 	}
+	cfg.Health.setPhase("opening the sinks and sources and reading their checkpoints")
+	defer cfg.Health.setPhase("the run has ended")
 	first, err := r.open(ctx)
 	defer r.close()
 	if err != nil {
 		return nil, err
 	}
+	cfg.Health.started(p.Trigger)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	progressMode := "synchronous: each epoch is committed before the next is cut"
@@ -395,6 +400,7 @@ func (r *run) close() {
 // requestStop starts a graceful stop: sources stop reading and the last epoch is committed.
 func (r *run) requestStop(why string) {
 	if r.stopping.CompareAndSwap(false, true) {
+		r.cfg.Health.setPhase("stopping (" + why + "): committing the last epoch")
 		r.log.Info("stopping: committing the last epoch", "reason", why)
 		r.stopRead()
 		r.poke()
@@ -540,6 +546,7 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		fireEmit = r.laneEmitters(ctx, 0)
 	}
 	for {
+		r.cfg.Health.loop()
 		select {
 		case <-ticker.C:
 		case <-r.wake:

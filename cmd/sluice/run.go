@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/embedded"
 	"github.com/sluicehq/sluice/internal/outage"
@@ -29,7 +28,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics on http://HOST:PORT/metrics")
+	httpAddr := fs.String("http-addr", "", "serve /metrics, /healthz and /readyz on HOST:PORT (docs/operations.md)")
+	fs.StringVar(httpAddr, "metrics-addr", "", "the same as --http-addr (its old name)")
+	withPprof := fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on --http-addr")
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	instance := fs.String("instance", os.Getenv("SLUICE_INSTANCE"), "this copy's name when several copies of the pipeline share a consumer group (default $SLUICE_INSTANCE, else the host name)")
@@ -111,24 +112,25 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	reg := prometheus.NewRegistry()
-	if *metricsAddr != "" {
+	reg, health := prometheus.NewRegistry(), runner.NewHealth()
+	if *httpAddr != "" {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		ln, err := net.Listen("tcp", *metricsAddr)
+		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
-			fmt.Fprintf(stderr, "sluice: --metrics-addr: %v\n", err)
+			fmt.Fprintf(stderr, "sluice: --http-addr: %v\n", err)
 			return exitUsage
 		}
-		srv := &http.Server{Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: httpHandler(reg, health, *withPprof), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
-		log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+		base := "http://" + ln.Addr().String()
+		log.Info("serving metrics and probes", "metrics", base+"/metrics", "liveness", base+"/healthz", "readiness", base+"/readyz")
 	}
 	start := time.Now()
 	defer embedded.CloseDirs() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
 		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout,
-		UnknownCommit: component.CommitVerdict(*bqIntent)})
+		UnknownCommit: component.CommitVerdict(*bqIntent), Health: health})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
