@@ -136,4 +136,3 @@ func TestReadyzWhileStarting(t *testing.T) {
 		t.Fatalf("a run whose broker never came up exited %d, want %d", code, exitRuntime)
 	}
 }
-
