@@ -24,32 +24,37 @@ type command struct {
 	args    string
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
+	flags   bool // run parses flags with parse, which prints them for --help
 }
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml|template:NAME [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd},
-		{"validate", "[--check-services] PIPELINE.yaml... [params]", "check pipelines without I/O; every problem as FILE:LINE:COL: message", validateCmd},
-		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd},
-		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd},
-		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd},
-		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd},
-		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd},
-		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd},
-		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd},
-		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd},
-		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd},
-		{"version", "", "print the version", versionCmd},
+		{"run", "PIPELINE.yaml|template:NAME [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--log-format json|text] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd, true},
+		{"validate", "[--check-services] PIPELINE.yaml... [params]", "check pipelines without I/O; every problem as FILE:LINE:COL: message", validateCmd, true},
+		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd, true},
+		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd, true},
+		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd, false},
+		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd, true},
+		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd, true},
+		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd, true},
+		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd, false},
+		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd, true},
+		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd, false},
+		{"version", "", "print the version", versionCmd, false},
 	}
 }
 
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "help" && len(args) > 1 { // sluice help run: as sluice run --help
+		args = []string{args[1], "--help"}
+	}
+	if isHelp(args[0]) || args[0] == "help" {
+		usage(stdout)
 		return exitOK
 	}
 	if args[0] == "--version" || args[0] == "-version" {
@@ -58,6 +63,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	var names []string
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if helpAsked(args[1:]) {
+				return commandHelp(c, args[1:], stdout)
+			}
 			return c.run(args[1:], stdout, stderr)
 		}
 		names = append(names, c.name)
@@ -76,6 +84,35 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nTemplate params: "+paramsUsage)
 	fmt.Fprintln(w, "A built-in template stands where a pipeline file does: sluice run template:Kafka_To_Iceberg -p ...")
 	fmt.Fprintln(w, "\nExit codes: 0 success, 1 invalid pipeline or failed test, 2 usage error, 3 runtime failure.")
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// helpAsked reports whether a command's arguments ask for its help (before a "--").
+func helpAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandHelp prints a command's usage, summary and flags on stdout and exits 0, as a help
+// asked for is output, not an error. A command with flags prints them itself: its flag set
+// answers -h with its Usage (parse) on the writer it is given for errors, here stdout.
+func commandHelp(c command, args []string, stdout io.Writer) int {
+	fmt.Fprintf(stdout, "usage: sluice %s %s\n\n%s\n", c.name, c.args, c.summary)
+	if c.name == "dev" && len(args) > 0 && !isHelp(args[0]) {
+		c.run(args, io.Discard, stdout) // sluice dev kafka --help: the service's flags
+	} else if c.flags {
+		c.run([]string{"--help"}, io.Discard, stdout)
+	}
+	return exitOK
 }
 
 func versionCmd(_ []string, stdout, _ io.Writer) int {
@@ -112,6 +149,10 @@ func sluiceVersion() string {
 // users type them ("sluice run p.yaml --for 10s").
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, bool) {
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "\nflags of sluice %s:\n", fs.Name())
+		fs.PrintDefaults()
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -43,7 +43,7 @@ func addTemplateFlags(fs *flag.FlagSet) *templateFlags {
 		t.opts.Params = append(t.opts.Params, ps...)
 		return err
 	})
-	fs.Func("jinja_variables", `Jinja variables as a JSON object, as Beam's --jinja_variables '{"k": "v"}'`, func(s string) error {
+	jinja := func(s string) error {
 		vars, err := templates.ParseJinjaVariables(s)
 		if t.opts.JinjaVariables == nil {
 			t.opts.JinjaVariables = map[string]any{}
@@ -52,7 +52,9 @@ func addTemplateFlags(fs *flag.FlagSet) *templateFlags {
 			t.opts.JinjaVariables[k] = v
 		}
 		return err
-	})
+	}
+	fs.Func("jinja_variables", `Jinja variables as a JSON object, as Beam's --jinja_variables '{"k": "v"}'`, jinja)
+	fs.Func("jinja-variables", "the same as --jinja_variables, as gcloud dataflow yaml run spells it", jinja)
 	return t
 }
 

@@ -28,6 +28,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	forD := fs.Duration("for", 0, "stop gracefully after this long (e.g. 30s)")
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "", "json or text (default: text on a terminal, JSON otherwise)")
 	httpAddr := fs.String("http-addr", "", "serve /metrics, /healthz and /readyz on HOST:PORT (docs/operations.md)")
 	fs.StringVar(httpAddr, "metrics-addr", "", "the same as --http-addr (its old name)")
 	withPprof := fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on --http-addr")
@@ -58,7 +59,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	outage.SetRepeat(*outageEvery)
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, *logLevel, *logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return exitUsage
@@ -162,19 +163,28 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // consumer group waits up to 5 s for the broker) happens in it.
 const stopGrace = 10 * time.Second
 
-// newLogger logs text to a terminal and JSON otherwise.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+// newLogger logs in format (json or text), by default text to a terminal and JSON otherwise.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
-	if f, ok := w.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(w, opts)), nil
+	if format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
 		}
 	}
-	return slog.New(slog.NewJSONHandler(w, opts)), nil
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: write json or text", format)
 }
 
 func plural(n int, word string) string {
