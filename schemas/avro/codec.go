@@ -51,7 +51,7 @@ type avroType struct {
 	scale           int         // decimal
 	path            string      // where the type is in the schema, for messages
 
-	// Reading values written with another schema (avro_resolve.go).
+	// Reading values written with another schema (resolve.go).
 	width       int           // record: the number of fields of the reader's record
 	defaults    []avroDefault // record: the reader's fields the writer's record lacks
 	toFloat     bool          // int or long: read as a float64 (promoted to float or double)
