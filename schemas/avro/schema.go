@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/schemas"
 	"strings"
 
 	havro "github.com/hamba/avro/v2"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // ParseSchema reads an Avro record schema (JSON text) into a Schema. Unions of null and one

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestParseSchema(t *testing.T) {
+func TestParseAvroSchema(t *testing.T) {
 	s, err := ParseSchema(`{"type": "record", "name": "Event", "namespace": "com.example", "fields": [
 		{"name": "id", "type": "long"},
 		{"name": "n", "type": "int"},
@@ -48,7 +48,7 @@ func TestParseSchema(t *testing.T) {
 	}
 }
 
-func TestParseSchemaSameNameTwice(t *testing.T) {
+func TestParseAvroSchemaSameNameTwice(t *testing.T) {
 	// Named types are not shared between calls: two pipelines may define the same name.
 	a := `{"type": "record", "name": "E", "fields": [{"name": "a", "type": "long"}]}`
 	b := `{"type": "record", "name": "E", "fields": [{"name": "b", "type": "string"}]}`
@@ -63,7 +63,7 @@ func TestParseSchemaSameNameTwice(t *testing.T) {
 	}
 }
 
-func TestParseSchemaErrors(t *testing.T) {
+func TestParseAvroSchemaErrors(t *testing.T) {
 	tests := []struct {
 		name, text, want string
 	}{
