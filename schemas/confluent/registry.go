@@ -101,20 +101,21 @@ func NewRegistry(urls, userInfo string) (*Registry, error) {
 		fmt.Sprintf("each request %d times; a record whose schema was not fetched yet stops the pipeline", Attempts))}, nil
 }
 
-// redactURL removes the user info from a URL-like text that may not parse.
+// redactURL removes the user info from a URL-like text that may not parse, also one without
+// a scheme (user:password@host), which url.Parse does not read as user info.
 func redactURL(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
+	prefix, rest := "", s
+	if scheme, after, ok := strings.Cut(s, "://"); ok {
+		prefix, rest = scheme+"://", after
 	}
-	host, path, _ := strings.Cut(rest, "/")
+	host, path, hasPath := strings.Cut(rest, "/")
 	if i := strings.LastIndex(host, "@"); i >= 0 {
 		host = "***@" + host[i+1:]
 	}
-	if path != "" || strings.HasSuffix(rest, "/") {
-		return scheme + "://" + host + "/" + path
+	if hasPath {
+		return prefix + host + "/" + path
 	}
-	return scheme + "://" + host
+	return prefix + host
 }
 
 // close drops the idle connections of the client.
