@@ -21,6 +21,9 @@ import (
 //	alias:"other"      another accepted key for the same field
 //	doc:"..."          documentation for `sluice schema` and the docs
 //
+// An embedded struct tagged yaml:",inline" adds its fields to the struct's own keys (a block
+// of keys that several configs share, such as formats.Config).
+//
 // A config type may have a SetDefaults method, called before decoding.
 type Decoder struct {
 	File string
@@ -193,7 +196,7 @@ func (d *Decoder) mapValue(n *yaml.Node, v reflect.Value, key, owner string) {
 
 // field is one config field of a struct, read from its tags.
 type field struct {
-	index    int
+	index    []int // in the struct, through inline structs (reflect's FieldByIndex)
 	name     string
 	aliases  []string
 	required bool
@@ -205,11 +208,18 @@ func fieldsOf(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+		if sf.Anonymous && name == "" && opts == "inline" && sf.Type.Kind() == reflect.Struct {
+			for _, f := range fieldsOf(sf.Type) {
+				f.index = append([]int{i}, f.index...)
+				out = append(out, f)
+			}
+			continue
+		}
 		if name == "" || name == "-" || !sf.IsExported() {
 			continue
 		}
-		f := field{index: i, name: name, required: sf.Tag.Get("required") == "true", doc: sf.Tag.Get("doc")}
+		f := field{index: []int{i}, name: name, required: sf.Tag.Get("required") == "true", doc: sf.Tag.Get("doc")}
 		if a := sf.Tag.Get("alias"); a != "" {
 			f.aliases = strings.Split(a, ",")
 		}
@@ -268,7 +278,7 @@ func (d *Decoder) structValue(n *yaml.Node, v reflect.Value, key, owner string) 
 			continue
 		}
 		seen[f.name] = true
-		fv := v.Field(f.index)
+		fv := v.FieldByIndex(f.index)
 		d.value(val, fv, k.Value, owner)
 		if len(f.enum) > 0 && fv.Kind() == reflect.String && val.Kind == yaml.ScalarNode {
 			d.checkEnum(val, fv, k.Value, f.enum)

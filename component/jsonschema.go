@@ -39,7 +39,7 @@ func JSONSchema(t reflect.Type) map[string]any {
 		props := map[string]any{}
 		var required []string
 		for _, f := range fieldsOf(t) {
-			s := JSONSchema(t.Field(f.index).Type)
+			s := JSONSchema(t.FieldByIndex(f.index).Type)
 			if f.doc != "" {
 				s["description"] = f.doc
 			}

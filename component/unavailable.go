@@ -4,12 +4,15 @@ import (
 	"errors"
 	"net"
 	"syscall"
+
+	"github.com/sluicehq/sluice/internal/outage"
 )
 
 // ErrUnavailable marks a failure to reach an outside service (a broker, a schema registry, a
 // catalog) rather than a problem of the pipeline: wrap it (errors.Is) in such errors. The
 // runner opens a component that fails so again, with backoff, until its startup timeout.
-var ErrUnavailable = errors.New("the service is unavailable")
+// It is internal/outage's, so that clients below component wrap the same error.
+var ErrUnavailable = outage.ErrUnavailable
 
 // Unreachable reports whether err says an outside service could not be reached: it wraps
 // ErrUnavailable, or a network failure (a refused, reset or timed-out connection, a host

@@ -76,16 +76,3 @@ func FuzzParseJSONSchema(f *testing.F) {
 		}
 	})
 }
-
-// FuzzParseAvroSchema checks that no schema text makes ParseAvroSchema panic.
-func FuzzParseAvroSchema(f *testing.F) {
-	f.Add(`{"type": "record", "name": "E", "fields": [{"name": "a", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}]}]}`)
-	f.Add(`{"type": "record", "name": "N", "fields": [{"name": "next", "type": ["null", "N"]}, {"name": "m", "type": {"type": "map", "values": {"type": "array", "items": "string"}}}]}`)
-	f.Add(`{"type": "record", "name": "D", "fields": [{"name": "d", "type": {"type": "fixed", "name": "F", "size": 8, "logicalType": "decimal", "precision": 18, "scale": 4}}]}`)
-	f.Fuzz(func(t *testing.T, text string) {
-		s, err := ParseAvroSchema(text)
-		if err == nil {
-			_ = s.String()
-		}
-	})
-}

@@ -3,10 +3,7 @@ package bigquery
 import (
 	"errors"
 	"fmt"
-	"math/big"
-	"strconv"
 	"strings"
-	"time"
 
 	bq "cloud.google.com/go/bigquery"
 	"github.com/sluicehq/sluice/schemas"
@@ -385,50 +382,6 @@ func mismatch(v any, want string) error {
 	return fmt.Errorf("holds %s, which is not %s", describe(v), want)
 }
 
-// describe renders a value for an error message, long ones cut.
-func describe(v any) string {
-	const maxLen = 64
-	var s string
-	switch x := v.(type) {
-	case string:
-		if len(x) > maxLen {
-			return strconv.Quote(x[:maxLen]) + "..."
-		}
-		return strconv.Quote(x)
-	case []byte:
-		return fmt.Sprintf("%d bytes", len(x))
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case *big.Rat:
-		s = ratString(x)
-	case float64:
-		s = strconv.FormatFloat(x, 'g', -1, 64)
-	case []any:
-		return fmt.Sprintf("an array of %d values", len(x))
-	case map[string]any:
-		return fmt.Sprintf("a map of %d entries", len(x))
-	default:
-		s = fmt.Sprint(v)
-	}
-	if len(s) > maxLen {
-		s = s[:maxLen] + "..."
-	}
-	return s
-}
-
-// ratString renders r in decimal when it has a finite expansion.
-func ratString(r *big.Rat) string {
-	if r == nil {
-		return "null"
-	}
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	p := new(big.Rat).Set(r)
-	for digits := 1; digits <= 80; digits++ {
-		if p.Mul(p, big.NewRat(10, 1)).IsInt() {
-			return r.FloatString(digits)
-		}
-	}
-	return r.RatString()
-}
+// describe is schemas.Literal: the value as a message quotes it after the column's type
+// ("holds \"x\", which is not an integer"). encode.go calls it by this name.
+var describe = schemas.Literal

@@ -166,27 +166,8 @@ var textWriteFormat = writeFormat{ext: ".txt", encode: func(dst []byte, _ *schem
 	case nil:
 		return dst, nil // a null writes an empty line
 	}
-	return dst, fmt.Errorf("the field holds a %s value, not a string", kindOf(row[0]))
+	return dst, fmt.Errorf("the field holds a %s value, not a string", schemas.KindOf(row[0]))
 }}
-
-// kindOf names the kind of a row value for messages.
-func kindOf(v any) string {
-	switch v.(type) {
-	case bool:
-		return "boolean"
-	case int64:
-		return "integer"
-	case float64:
-		return "number"
-	case []byte:
-		return "bytes"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "struct"
-	}
-	return "non-string"
-}
 
 func checkWritePath(ctx *component.Context, path string) bool {
 	switch {

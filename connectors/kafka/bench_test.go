@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/schemas"
+	sluiceavro "github.com/sluicehq/sluice/schemas/avro"
 )
 
 // benchBatch is a batch of 1000 undecoded values, as Read returns them.
@@ -50,11 +51,11 @@ func BenchmarkDecodeJSON(b *testing.B) {
 // Decoding ~1 KiB Avro values.
 func BenchmarkDecodeAvro(b *testing.B) {
 	schema := `{"type": "record", "name": "E", "fields": [{"name": "id", "type": "long"}, {"name": "user", "type": "string"}, {"name": "score", "type": "double"}, {"name": "pad", "type": "string"}]}`
-	c, err := newAvroCodec(schema)
+	c, err := sluiceavro.NewCodec(schema)
 	if err != nil {
 		b.Fatal(err)
 	}
-	enc, pad := c.newEncoder(), strings.Repeat("x", 950)
+	enc, pad := c.NewEncoder(), strings.Repeat("x", 950)
 	benchDecode(b, "  format: AVRO\n  schema: '"+schema+"'\n", func(i int) []byte {
 		v, err := enc.Append(nil, schemas.Row{int64(i), fmt.Sprintf("user%d", i%100), float64(i) + .5, pad}, []int{0, 1, 2, 3})
 		if err != nil {

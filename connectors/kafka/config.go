@@ -2,7 +2,7 @@ package kafka
 
 import (
 	"github.com/sluicehq/sluice/component"
-	"gopkg.in/yaml.v3"
+	"github.com/sluicehq/sluice/formats"
 )
 
 func init() {
@@ -16,14 +16,14 @@ func init() {
 
 // ReadConfig is the config of ReadFromKafka.
 type ReadConfig struct {
-	Topic            []string   `yaml:"topic" doc:"The topic to read, or a list of topics. Every partition of each is read."`
-	TopicPattern     string     `yaml:"topic_pattern" doc:"sluice adds: instead of topic, read every topic whose whole name matches this regular expression (RE2 syntax), as found when the pipeline starts."`
-	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
-	Format           string     `yaml:"format" enum:"RAW,STRING,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema, PROTO the fields of message_name. Default AVRO, as in Beam."`
-	Schema           *yaml.Node `yaml:"schema" doc:"JSON: a JSON Schema of the records; AVRO: the Avro schema of the values (a record), as JSON text or a mapping. Not allowed with RAW, STRING and PROTO."`
+	Topic            []string `yaml:"topic" doc:"The topic to read, or a list of topics. Every partition of each is read."`
+	TopicPattern     string   `yaml:"topic_pattern" doc:"sluice adds: instead of topic, read every topic whose whole name matches this regular expression (RE2 syntax), as found when the pipeline starts."`
+	BootstrapServers string   `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
+	Format           string   `yaml:"format" enum:"RAW,STRING,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW gives rows {payload: bytes}, STRING {payload: string}, JSON and AVRO the fields of schema, PROTO the fields of message_name. Default AVRO, as in Beam."`
 
-	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO: a FileDescriptorSet file holding message_name and what it imports, as protoc --include_imports --descriptor_set_out=FILE writes it."`
-	MessageName        string `yaml:"message_name" doc:"PROTO: the message the values hold, by its full name (package.Message) or a name no other message of the file has."`
+	// The format keys: schema, file_descriptor_path, message_name, confluent_schema_registry_url
+	// and confluent_schema_registry_subject.
+	formats.Config `yaml:",inline"`
 
 	ConsumerConfig        map[string]string `yaml:"consumer_config" doc:"Java consumer properties; see docs/kafka.md for the ones sluice maps onto its client (group.id, isolation.level, max.poll.records, fetch.max.bytes, ...). Others are ignored."`
 	ConsumerConfigUpdates map[string]string `yaml:"consumer_config_updates" doc:"The same as consumer_config (Beam's name); applied after it."`
@@ -32,9 +32,6 @@ type ReadConfig struct {
 	MaxNumRecords         int64              `yaml:"max_num_records" doc:"Read at most this many records, then end (a bounded read)."`
 	WithMetadata          bool               `yaml:"with_metadata" doc:"sluice adds: append the record's kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp and kafka_headers to each row."`
 	MaxReadTimeSeconds    component.Duration `yaml:"max_read_time_seconds" doc:"Read for at most this long after the pipeline starts, then end (a bounded read); seconds, or a duration such as 5m."`
-
-	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"The values are in the Confluent wire format (magic byte 0, 4-byte schema id) and are decoded with the writer's schema from this schema registry (format AVRO or JSON). Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`
-	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"Without schema, the reader's schema is the latest version of this subject of the registry (default <topic>-value)."`
 
 	// ErrorHandling names the output for records that cannot be decoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records that cannot be decoded to this output as {failed_row: the value's bytes, error_message, source: {topic, partition, offset}} instead of stopping the pipeline."`
@@ -49,13 +46,13 @@ type ReadConfig struct {
 
 // WriteConfig is the config of WriteToKafka.
 type WriteConfig struct {
-	Topic            string     `yaml:"topic" required:"true" doc:"The topic to write to."`
-	BootstrapServers string     `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
-	Format           string     `yaml:"format" required:"true" enum:"RAW,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row, PROTO a message of message_name."`
-	Schema           *yaml.Node `yaml:"schema" doc:"AVRO only: the Avro record schema to write (JSON text or a mapping); its fields are matched to the rows' by name. Default: one derived from the input's fields."`
+	Topic            string `yaml:"topic" required:"true" doc:"The topic to write to."`
+	BootstrapServers string `yaml:"bootstrap_servers" required:"true" doc:"Brokers to connect to first, as host1:port1,host2:port2; embedded: the broker sluice runs in its own process (embedded:DIR keeps its data in DIR across runs)."`
+	Format           string `yaml:"format" required:"true" enum:"RAW,JSON,AVRO,PROTO" doc:"Encoding of the record values: RAW writes the one bytes or string field of the rows as is, JSON one object per row, AVRO the Avro binary encoding of the row, PROTO a message of message_name."`
 
-	ConfluentSchemaRegistryURL     string `yaml:"confluent_schema_registry_url" doc:"sluice adds: write the values in the Confluent wire format (format AVRO or JSON), registering their schema under the subject of this schema registry. Credentials as https://user:password@host or with basic.auth.user.info; ${env:NAME} is read from the environment."`
-	ConfluentSchemaRegistrySubject string `yaml:"confluent_schema_registry_subject" doc:"sluice adds: the subject to register the values' schema under (default <topic>-value, Confluent's TopicNameStrategy)."`
+	// The format keys: schema, file_descriptor_path, message_name, confluent_schema_registry_url
+	// and confluent_schema_registry_subject.
+	formats.Config `yaml:",inline"`
 
 	ProducerConfigUpdates map[string]string `yaml:"producer_config_updates" doc:"Java producer properties; see docs/kafka.md for the ones sluice maps onto its client (batch.size, linger.ms, compression.type, acks, enable.idempotence, client.id, ...). Others are ignored."`
 
@@ -64,9 +61,6 @@ type WriteConfig struct {
 
 	// ErrorHandling names the output for rows that cannot be encoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that cannot be encoded to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
-
-	FileDescriptorPath string `yaml:"file_descriptor_path" doc:"PROTO: a FileDescriptorSet file holding message_name and what it imports, as protoc --include_imports --descriptor_set_out=FILE writes it."`
-	MessageName        string `yaml:"message_name" doc:"PROTO: the message to write, by its full name (package.Message) or a name no other message of the file has; the rows' fields set its fields of the same names."`
 }
 
 // SetDefaults sets Beam's defaults.

@@ -256,3 +256,9 @@ func configAt(servers, topic string, lines ...string) string {
 	}
 	return s
 }
+
+// The row schemas of formats RAW and STRING, as inputs of sinks.
+var (
+	rawSchema    = schemas.New(schemas.Field{Name: "payload", Type: schemas.Type{Kind: schemas.Bytes}})
+	stringSchema = schemas.New(schemas.Field{Name: "payload", Type: schemas.Type{Kind: schemas.String}})
+)

@@ -78,7 +78,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	var header []byte
 	if s.format.wire != nil {
 		var err error
-		if header, err = s.format.wire.header(ctx); err != nil {
+		if header, err = s.format.wire.Header(ctx); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.what, err)
 		}
 	}

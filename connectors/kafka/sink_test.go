@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
+	sluiceavro "github.com/sluicehq/sluice/schemas/avro"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -377,7 +378,7 @@ func TestWriteFormatsRoundTrip(t *testing.T) {
 			events, []schemas.Row{{int64(1), "a", at, []any{"x", "y"}}, {int64(2), nil, at, []any{}}}},
 		{"avro-derived", "format: AVRO", "", events, []schemas.Row{{int64(1), "a", at, []any{"x"}}, {int64(2), nil, at, []any{}}}},
 	}
-	derived, err := avroSchemaFor(events)
+	derived, err := sluiceavro.SchemaFor(events)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/schemas/confluent"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -68,7 +69,7 @@ type chunk struct {
 }
 
 func newSource(what string, topics []string, set *settings, format readFormat, errOut *component.ErrorOutput) *source {
-	s := &source{what: what, topics: topics, set: set, format: format, out: format.schema, errOut: errOut}
+	s := &source{what: what, topics: topics, set: set, format: format, out: format.Schema, errOut: errOut}
 	s.pool.New = func() any { return format.newDecoder() }
 	return s
 }
@@ -361,7 +362,7 @@ func (s *source) take() *schemas.Batch {
 		if s.maxRecords > 0 {
 			limit = int(min(int64(limit), s.maxRecords-s.returned))
 		}
-		b := &schemas.Batch{Schema: s.format.schema, Raw: make([][]byte, 0, limit),
+		b := &schemas.Batch{Schema: s.format.Schema, Raw: make([][]byte, 0, limit),
 			Pos: make([]schemas.Position, 0, limit), Time: make([]time.Time, 0, limit)}
 		next, used := int64(-1), 0
 		var recs []*kgo.Record // with metadata: the records of b.Raw
@@ -434,7 +435,7 @@ func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 	return component.DecodeBatch(b, s.out, s.errOut, emit, func(i int, raw []byte) (schemas.Row, error) {
 		row, err := dec(raw)
 		switch {
-		case errors.Is(err, errRegistryUnavailable):
+		case errors.Is(err, confluent.ErrUnavailable):
 			return nil, &component.NotTheRecord{Err: fmt.Errorf("%s: %w", s.what, err)}
 		case err != nil:
 			return nil, err
@@ -489,9 +490,7 @@ func (s *source) Close() error {
 	s.mu.Lock()
 	s.buffered = nil
 	s.mu.Unlock()
-	if s.format.reg != nil {
-		s.format.reg.close()
-	}
+	s.format.Close()
 	return nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"time"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -243,7 +241,7 @@ func (e *extremeAcc) Check(v any) error {
 	case rank(v) > 6:
 		return notA("a value that can be ordered", v)
 	case e.v != nil && rank(v) != rank(e.v):
-		return fmt.Errorf("cannot compare %s with %s", describe(v), describe(e.v))
+		return fmt.Errorf("cannot compare %s with %s", schemas.Describe(v), schemas.Describe(e.v))
 	}
 	return nil
 }
@@ -490,24 +488,5 @@ func (c *concatAcc) readFrom(d *decoder) {
 }
 
 func notA(want string, v any) error {
-	return fmt.Errorf("cannot combine %s: it is not %s", describe(v), want)
-}
-
-// describe names a value in a message: "the string \"x\"", "the value 3".
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("the string %q", x)
-	case time.Time:
-		return "the timestamp " + x.Format(time.RFC3339Nano)
-	case *big.Rat:
-		return "the decimal " + x.RatString()
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "a struct"
-	}
-	return fmt.Sprintf("the value %v", v)
+	return fmt.Errorf("cannot combine %s: it is not %s", schemas.Describe(v), want)
 }

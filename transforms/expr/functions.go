@@ -9,6 +9,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/conf"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // Errors for a zero divisor; they fail the row, as in Beam, instead of yielding +Inf.
@@ -83,7 +84,7 @@ var pyMod = &builtin.Function{
 		af, aok := toFloat(a)
 		bf, bok := toFloat(b)
 		if !aok || !bok {
-			return nil, fmt.Errorf("invalid operation: %s %% %s", describeValue(normalizeDeep(a)), describeValue(normalizeDeep(b)))
+			return nil, fmt.Errorf("invalid operation: %s %% %s", schemas.Describe(normalizeDeep(a)), schemas.Describe(normalizeDeep(b)))
 		}
 		m := math.Mod(af, bf)
 		if m != 0 && (m < 0) != (bf < 0) {

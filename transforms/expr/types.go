@@ -215,14 +215,14 @@ func normalize(v any, k schemas.Kind) (any, error) {
 	default:
 		v = normalizeDeep(v)
 	}
-	got := kindOfValue(v)
+	got := schemas.KindOf(v)
 	switch {
 	case k == schemas.Any || got == k,
 		k == schemas.Date && got == schemas.Timestamp,
-		k == schemas.Struct && got == schemas.Map:
+		k == schemas.Map && got == schemas.Struct:
 		return v, nil
 	}
-	return nil, fmt.Errorf("the expression returned %s, not %s", describeValue(v), article(k.String()))
+	return nil, fmt.Errorf("the expression returned %s, not %s", schemas.Describe(v), article(k.String()))
 }
 
 // normalizeDeep converts v and whatever it contains, copying containers only when something
@@ -319,42 +319,6 @@ func normalizeReflect(rv reflect.Value) any {
 		return normalizeDeep(rv.Elem().Interface())
 	}
 	return fmt.Sprint(rv.Interface())
-}
-
-// kindOfValue is the kind whose row representation v is.
-func kindOfValue(v any) schemas.Kind {
-	switch v.(type) {
-	case bool:
-		return schemas.Bool
-	case int64:
-		return schemas.Int64
-	case float64:
-		return schemas.Float64
-	case string:
-		return schemas.String
-	case []byte:
-		return schemas.Bytes
-	case time.Time:
-		return schemas.Timestamp
-	case *big.Rat:
-		return schemas.Decimal
-	case []any:
-		return schemas.Array
-	case map[string]any:
-		return schemas.Map
-	}
-	return schemas.Any
-}
-
-// describeValue names the type of a value in a message: "a string", "null".
-func describeValue(v any) string {
-	if v == nil {
-		return "null"
-	}
-	if k := kindOfValue(v); k != schemas.Any {
-		return article(k.String())
-	}
-	return "a value"
 }
 
 // article prefixes a type name with "a" or "an".

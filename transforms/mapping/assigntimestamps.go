@@ -121,7 +121,7 @@ func EventTime(v any) (time.Time, error) {
 	case nil:
 		return t, fmt.Errorf("timestamp is null: %w", errNoTime)
 	default:
-		return t, fmt.Errorf("timestamp is %s: %w", describe(v), errNoTime)
+		return t, fmt.Errorf("timestamp is %s: %w", schemas.Describe(v), errNoTime)
 	}
 	if t.Before(minEventTime) || t.After(maxEventTime) {
 		return time.Time{}, fmt.Errorf("timestamp %s is out of range", t.Format(time.RFC3339))

@@ -72,14 +72,3 @@ func articled(t schemas.Type) string {
 	}
 	return "a " + s
 }
-
-// describe names what a value is in a message: "null", "the string \"x\"", "the value 3".
-func describe(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return fmt.Sprintf("the string %q", x)
-	}
-	return fmt.Sprintf("the value %v", v)
-}

@@ -110,7 +110,7 @@ func (t *explode) arrays(row schemas.Row, arrays [][]any) error {
 		case nil:
 			return fmt.Errorf("cannot explode field %q: it is null", t.names[k])
 		default:
-			return fmt.Errorf("cannot explode field %q: it holds %s, not an array", t.names[k], describe(v))
+			return fmt.Errorf("cannot explode field %q: it holds %s, not an array", t.names[k], schemas.Describe(v))
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func (f *filter) Process(_ context.Context, _ int, in *schemas.Batch, emit compo
 				}
 				continue
 			}
-			err = fmt.Errorf("keep returned %s, not a boolean", describe(v))
+			err = fmt.Errorf("keep returned %s, not a boolean", schemas.Describe(v))
 		}
 		var stop error
 		if errs, stop = failure(f.errors, errs, in, i, f.who, err); stop != nil {

@@ -125,7 +125,7 @@ func (t *partition) route(s *expr.Scope) (int, error) {
 		return t.unknown, nil
 	}
 	if !isString && v != nil {
-		return 0, fmt.Errorf("by returned %s, not the name of an output", describe(v))
+		return 0, fmt.Errorf("by returned %s, not the name of an output", schemas.Describe(v))
 	}
-	return 0, fmt.Errorf("by returned %s, which is not one of the outputs %q and there is no unknown_output", describe(v), t.tags)
+	return 0, fmt.Errorf("by returned %s, which is not one of the outputs %q and there is no unknown_output", schemas.Describe(v), t.tags)
 }

@@ -1,4 +1,4 @@
-package kafka
+package avro
 
 import (
 	"fmt"

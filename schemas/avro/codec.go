@@ -1,4 +1,4 @@
-package kafka
+package avro
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/hamba/avro/v2"
+	havro "github.com/hamba/avro/v2"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -38,7 +38,7 @@ const (
 )
 
 // avroType is an Avro type compiled for decoding binary values into row values and back, with
-// the row types that schemas.ParseAvroSchema gives the same schema.
+// the row types that ParseSchema gives the same schema.
 type avroType struct {
 	kind avroKind
 	// nullable is set for a union of null and one type, whose branches are nullIdx and valIdx.
@@ -51,7 +51,7 @@ type avroType struct {
 	scale           int         // decimal
 	path            string      // where the type is in the schema, for messages
 
-	// Reading values written with another schema (avro_resolve.go).
+	// Reading values written with another schema (resolve.go).
 	width       int           // record: the number of fields of the reader's record
 	defaults    []avroDefault // record: the reader's fields the writer's record lacks
 	toFloat     bool          // int or long: read as a float64 (promoted to float or double)
@@ -79,21 +79,21 @@ type avroDefault struct {
 	value any
 }
 
-// avroCodec reads and writes the Avro binary encoding of one record schema as rows of the
-// schema ParseAvroSchema gives it.
-type avroCodec struct {
+// Codec reads and writes the Avro binary encoding of one record schema as rows of the
+// schema ParseSchema gives it.
+type Codec struct {
 	schema      *schemas.Schema
 	root        *avroType
 	fingerprint [32]byte // of the schema's canonical form
 }
 
-// newAvroCodec compiles an Avro record schema given as JSON text.
-func newAvroCodec(text string) (*avroCodec, error) {
-	schema, err := schemas.ParseAvroSchema(text) // checks what rows can hold, with sluice's messages
+// NewCodec compiles an Avro record schema given as JSON text.
+func NewCodec(text string) (*Codec, error) {
+	schema, err := ParseSchema(text) // checks what rows can hold, with sluice's messages
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	parsed, err := havro.ParseWithCache(text, "", &havro.SchemaCache{})
 	if err != nil {
 		return nil, fmt.Errorf("avro schema: %w", err)
 	}
@@ -101,19 +101,51 @@ func newAvroCodec(text string) (*avroCodec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &avroCodec{schema: schema, root: root, fingerprint: parsed.Fingerprint()}, nil
+	return &Codec{schema: schema, root: root, fingerprint: parsed.Fingerprint()}, nil
 }
 
-func compileAvro(s avro.Schema, path string) (*avroType, error) {
-	if ref, ok := s.(*avro.RefSchema); ok {
+// Schema returns the rows' schema: the one ParseSchema gives the codec's Avro schema.
+func (c *Codec) Schema() *schemas.Schema { return c.schema }
+
+// Writer is how values written with a writer's schema read into rows of a codec's schema
+// (Codec.Resolve).
+type Writer struct{ root *avroType }
+
+// Resolve returns how to read values written with the Avro schema text (the writer's, id in a
+// schema registry, for messages) into rows of the codec's schema: the codec's own when text is
+// the same schema, else the writer's schema resolved to the codec's as Avro's schema
+// resolution says.
+func (c *Codec) Resolve(id int, text string) (*Writer, error) {
+	parsed, err := havro.ParseWithCache(text, "", &havro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("schema id %d: avro schema: %w", id, err)
+	}
+	if parsed.Fingerprint() == c.fingerprint {
+		return &Writer{c.root}, nil
+	}
+	if _, ok := parsed.(*havro.RecordSchema); !ok {
+		return nil, fmt.Errorf("schema id %d is an Avro %s, not a record", id, parsed.Type())
+	}
+	w, err := compileAvro(parsed, "")
+	if err == nil {
+		var root *avroType
+		if root, err = resolveAvro(w, c.root); err == nil {
+			return &Writer{root}, nil
+		}
+	}
+	return nil, fmt.Errorf("the writer's schema (id %d) cannot be read with the reader's schema: %w", id, err)
+}
+
+func compileAvro(s havro.Schema, path string) (*avroType, error) {
+	if ref, ok := s.(*havro.RefSchema); ok {
 		s = ref.Schema()
 	}
 	switch x := s.(type) {
-	case *avro.UnionSchema:
+	case *havro.UnionSchema:
 		var t *avroType
 		var nullIdx, valIdx int64 = -1, -1
 		for i, b := range x.Types() {
-			if b.Type() == avro.Null {
+			if b.Type() == havro.Null {
 				nullIdx = int64(i)
 				continue
 			}
@@ -129,22 +161,22 @@ func compileAvro(s avro.Schema, path string) (*avroType, error) {
 		c := *t
 		c.nullable, c.nullIdx, c.valIdx = true, nullIdx, valIdx
 		return &c, nil
-	case *avro.PrimitiveSchema:
+	case *havro.PrimitiveSchema:
 		return compilePrimitive(x, path)
-	case *avro.EnumSchema:
+	case *havro.EnumSchema:
 		return &avroType{kind: avroEnum, symbols: x.Symbols(), enumDefault: x.Default(), path: path}, nil
-	case *avro.FixedSchema:
-		if d, ok := x.Logical().(*avro.DecimalLogicalSchema); ok {
+	case *havro.FixedSchema:
+		if d, ok := x.Logical().(*havro.DecimalLogicalSchema); ok {
 			return &avroType{kind: avroDecimalFixed, size: x.Size(), scale: d.Scale(), path: path}, nil
 		}
 		return &avroType{kind: avroFixed, size: x.Size(), path: path}, nil
-	case *avro.ArraySchema:
+	case *havro.ArraySchema:
 		elem, err := compileAvro(x.Items(), path+"[]")
 		return &avroType{kind: avroArray, elem: elem, path: path}, err
-	case *avro.MapSchema:
+	case *havro.MapSchema:
 		elem, err := compileAvro(x.Values(), join(path, "*"))
 		return &avroType{kind: avroMap, elem: elem, path: path}, err
-	case *avro.RecordSchema:
+	case *havro.RecordSchema:
 		t := &avroType{kind: avroRecord, path: path, width: len(x.Fields())}
 		for i, f := range x.Fields() {
 			ft, err := compileAvro(f.Type(), join(path, f.Name()))
@@ -163,37 +195,37 @@ func compileAvro(s avro.Schema, path string) (*avroType, error) {
 	return nil, fmt.Errorf("avro field %q: type %s is not supported", path, s.Type())
 }
 
-func compilePrimitive(p *avro.PrimitiveSchema, path string) (*avroType, error) {
-	var logical avro.LogicalType
+func compilePrimitive(p *havro.PrimitiveSchema, path string) (*avroType, error) {
+	var logical havro.LogicalType
 	if l := p.Logical(); l != nil {
 		logical = l.Type()
 	}
 	t := &avroType{path: path}
 	switch p.Type() {
-	case avro.Boolean:
+	case havro.Boolean:
 		t.kind = avroBool
-	case avro.Int:
+	case havro.Int:
 		t.kind = avroInt
-		if logical == avro.Date {
+		if logical == havro.Date {
 			t.kind = avroDate
 		}
-	case avro.Long:
+	case havro.Long:
 		t.kind = avroLong
 		switch logical {
-		case avro.TimestampMillis, avro.LocalTimestampMillis:
+		case havro.TimestampMillis, havro.LocalTimestampMillis:
 			t.kind = avroTimestampMillis
-		case avro.TimestampMicros, avro.LocalTimestampMicros:
+		case havro.TimestampMicros, havro.LocalTimestampMicros:
 			t.kind = avroTimestampMicros
 		}
-	case avro.Float:
+	case havro.Float:
 		t.kind = avroFloat
-	case avro.Double:
+	case havro.Double:
 		t.kind = avroDouble
-	case avro.String:
+	case havro.String:
 		t.kind = avroString
-	case avro.Bytes:
+	case havro.Bytes:
 		t.kind = avroBytes
-		if d, ok := p.Logical().(*avro.DecimalLogicalSchema); ok {
+		if d, ok := p.Logical().(*havro.DecimalLogicalSchema); ok {
 			t.kind, t.scale = avroDecimalBytes, d.Scale()
 		}
 	default:
@@ -209,26 +241,32 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-// avroDecoder decodes values of one codec. One goroutine uses it at a time.
-type avroDecoder struct {
-	c *avroCodec
-	r *avro.Reader
+// Decoder decodes values of one codec. One goroutine uses it at a time.
+type Decoder struct {
+	c *Codec
+	r *havro.Reader
 	n int   // length of the value being decoded
 	e error // the first semantic error of the value being decoded
 }
 
-func (c *avroCodec) newDecoder() *avroDecoder {
-	return &avroDecoder{c: c, r: avro.NewReader(nil, 0)}
+// NewDecoder returns a decoder of the codec's values.
+func (c *Codec) NewDecoder() *Decoder {
+	return &Decoder{c: c, r: havro.NewReader(nil, 0)}
 }
 
 // Decode decodes one binary-encoded record into a row.
-func (d *avroDecoder) Decode(data []byte) (schemas.Row, error) {
+func (d *Decoder) Decode(data []byte) (schemas.Row, error) {
 	return d.decodeAs(d.c.root, data)
+}
+
+// DecodeWritten decodes one record written with w's schema into a row of the codec's schema.
+func (d *Decoder) DecodeWritten(w *Writer, data []byte) (schemas.Row, error) {
+	return d.decodeAs(w.root, data)
 }
 
 // decodeAs decodes one record written with root, a record type of the codec's schema or one
 // resolved from a writer's schema to it (resolveAvro), into a row of the codec's schema.
-func (d *avroDecoder) decodeAs(root *avroType, data []byte) (schemas.Row, error) {
+func (d *Decoder) decodeAs(root *avroType, data []byte) (schemas.Row, error) {
 	if len(data) == 0 && len(root.fields) > 0 {
 		return nil, errors.New("avro: the record value is empty")
 	}
@@ -256,7 +294,7 @@ func (d *avroDecoder) decodeAs(root *avroType, data []byte) (schemas.Row, error)
 	return row, nil
 }
 
-func (d *avroDecoder) err() error {
+func (d *Decoder) err() error {
 	if d.e != nil {
 		return d.e
 	}
@@ -269,13 +307,13 @@ func (d *avroDecoder) err() error {
 	return nil
 }
 
-func (d *avroDecoder) fail(t *avroType, format string, args ...any) {
+func (d *Decoder) fail(t *avroType, format string, args ...any) {
 	if d.e == nil {
 		d.e = fmt.Errorf("avro field %q: %s", t.path, fmt.Sprintf(format, args...))
 	}
 }
 
-func (d *avroDecoder) value(t *avroType) any {
+func (d *Decoder) value(t *avroType) any {
 	if d.e != nil || d.r.Error != nil {
 		return nil
 	}
@@ -363,7 +401,7 @@ func (d *avroDecoder) value(t *avroType) any {
 
 // bytes reads a bytes value, refusing lengths beyond the record (hamba's reader allocates
 // what the length says before it finds out that the data is shorter).
-func (d *avroDecoder) bytes(t *avroType) []byte {
+func (d *Decoder) bytes(t *avroType) []byte {
 	n := d.r.ReadLong()
 	if n < 0 || n > int64(d.n) {
 		d.fail(t, "a length of %d does not fit in a record of %d bytes", n, d.n)
@@ -375,7 +413,7 @@ func (d *avroDecoder) bytes(t *avroType) []byte {
 }
 
 // str reads a string value; its bytes are fresh and never written again.
-func (d *avroDecoder) str(t *avroType) string {
+func (d *Decoder) str(t *avroType) string {
 	b := d.bytes(t)
 	if len(b) == 0 {
 		return ""
@@ -385,7 +423,7 @@ func (d *avroDecoder) str(t *avroType) string {
 
 // blockCount reads the next block header of an array or map, refusing counts that cannot fit
 // in the record, so a damaged value cannot make the decoder allocate without bound.
-func (d *avroDecoder) blockCount(t *avroType) int {
+func (d *Decoder) blockCount(t *avroType) int {
 	n, _ := d.r.ReadBlockHeader()
 	if n < 0 || n > int64(d.n) {
 		d.fail(t, "a block of %d items does not fit in a record of %d bytes", n, d.n)
@@ -394,7 +432,7 @@ func (d *avroDecoder) blockCount(t *avroType) int {
 	return int(n)
 }
 
-func (d *avroDecoder) array(t *avroType) any {
+func (d *Decoder) array(t *avroType) any {
 	out := []any{}
 	for {
 		n := d.blockCount(t)
@@ -412,7 +450,7 @@ func (d *avroDecoder) array(t *avroType) any {
 	}
 }
 
-func (d *avroDecoder) mapValue(t *avroType) any {
+func (d *Decoder) mapValue(t *avroType) any {
 	out := map[string]any{}
 	for {
 		n := d.blockCount(t)

@@ -1,4 +1,6 @@
-package kafka
+// Package confluenttest is a Confluent-compatible schema registry on loopback for tests of
+// the packages that use schemas/confluent.
+package confluenttest
 
 import (
 	"encoding/json"
@@ -8,29 +10,34 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/sluicehq/sluice/schemas/confluent"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
-// registryServer is a Confluent-compatible schema registry on loopback, with the subset of the
+// Server is a Confluent-compatible schema registry on loopback, with the subset of the
 // REST API that pkg/sr uses for sluice: POST /subjects/{s}/versions (register), POST
 // /subjects/{s} (look up), GET /schemas/ids/{id}, GET /subjects/{s}/versions/latest. As the
 // real one, it gives the same schema text the same id under every subject.
-type registryServer struct {
+type Server struct {
 	*httptest.Server
-	user, pass string // basic auth it requires; none when empty
+	User, Pass string // basic auth it requires; none when empty
+
+	// Fail, when set and true for a request, makes the server answer 500.
+	Fail func(r *http.Request) bool
 
 	mu       sync.Mutex
-	schemas  []sr.Schema                // id-1 -> schema
-	subjects map[string][]int           // subject -> ids of its versions
-	requests map[string]int             // "GET /schemas/ids/{id}" and so on -> count
-	fail     func(r *http.Request) bool // when set and true: answer 500
+	schemas  []sr.Schema      // id-1 -> schema
+	subjects map[string][]int // subject -> ids of its versions
+	requests map[string]int   // "GET /schemas/ids/{id}" and so on -> count
 }
 
-func newRegistryServer(t *testing.T) *registryServer {
+// NewServer starts a registry that holds no schema; it stops when the test ends.
+func NewServer(t *testing.T) *Server {
 	t.Helper()
-	g := &registryServer{subjects: map[string][]int{}, requests: map[string]int{}}
+	g := &Server{subjects: map[string][]int{}, requests: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /subjects/{subject}/versions", g.register)
 	mux.HandleFunc("POST /subjects/{subject}", g.lookup)
@@ -42,18 +49,18 @@ func newRegistryServer(t *testing.T) *registryServer {
 }
 
 // guard counts requests and checks credentials.
-func (g *registryServer) guard(next http.Handler) http.Handler {
+func (g *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests[r.Method+" "+r.URL.Path]++
-		fail := g.fail != nil && g.fail(r)
+		fail := g.Fail != nil && g.Fail(r)
 		g.mu.Unlock()
 		if fail {
 			g.answer(w, http.StatusInternalServerError, map[string]any{"error_code": 50001, "message": "Error in the backend data store"})
 			return
 		}
-		if g.user != "" {
-			if u, p, ok := r.BasicAuth(); !ok || u != g.user || p != g.pass {
+		if g.User != "" {
+			if u, p, ok := r.BasicAuth(); !ok || u != g.User || p != g.Pass {
 				g.answer(w, http.StatusUnauthorized, map[string]any{"error_code": 401, "message": "Unauthorized"})
 				return
 			}
@@ -62,14 +69,28 @@ func (g *registryServer) guard(next http.Handler) http.Handler {
 	})
 }
 
-func (g *registryServer) answer(w http.ResponseWriter, status int, v any) {
+// Subject returns the ids of the versions of subject, oldest first.
+func (g *Server) Subject(subject string) []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]int(nil), g.subjects[subject]...)
+}
+
+// Schema returns the schema with id.
+func (g *Server) Schema(id int) sr.Schema {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.schemas[id-1]
+}
+
+func (g *Server) answer(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
 // add registers s under subject and returns its id, as POST /subjects/{s}/versions does.
-func (g *registryServer) add(subject string, s sr.Schema) int {
+func (g *Server) Add(subject string, s sr.Schema) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	id := 0
@@ -90,22 +111,22 @@ func (g *registryServer) add(subject string, s sr.Schema) int {
 }
 
 // count returns how often a request was made, e.g. "GET /schemas/ids/1".
-func (g *registryServer) count(request string) int {
+func (g *Server) Count(request string) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.requests[request]
 }
 
-func (g *registryServer) register(w http.ResponseWriter, r *http.Request) {
+func (g *Server) register(w http.ResponseWriter, r *http.Request) {
 	var s sr.Schema
 	if err := json.NewDecoder(r.Body).Decode(&s); err != nil || s.Schema == "" {
 		g.answer(w, http.StatusUnprocessableEntity, map[string]any{"error_code": 42201, "message": "Invalid schema"})
 		return
 	}
-	g.answer(w, http.StatusOK, map[string]any{"id": g.add(r.PathValue("subject"), s)})
+	g.answer(w, http.StatusOK, map[string]any{"id": g.Add(r.PathValue("subject"), s)})
 }
 
-func (g *registryServer) lookup(w http.ResponseWriter, r *http.Request) {
+func (g *Server) lookup(w http.ResponseWriter, r *http.Request) {
 	var s sr.Schema
 	_ = json.NewDecoder(r.Body).Decode(&s)
 	subject := r.PathValue("subject")
@@ -120,7 +141,7 @@ func (g *registryServer) lookup(w http.ResponseWriter, r *http.Request) {
 	g.answer(w, http.StatusNotFound, map[string]any{"error_code": 40403, "message": "Schema not found"})
 }
 
-func (g *registryServer) byID(w http.ResponseWriter, r *http.Request) {
+func (g *Server) byID(w http.ResponseWriter, r *http.Request) {
 	id, _ := strconv.Atoi(r.PathValue("id"))
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -131,7 +152,7 @@ func (g *registryServer) byID(w http.ResponseWriter, r *http.Request) {
 	g.answer(w, http.StatusOK, g.schemas[id-1])
 }
 
-func (g *registryServer) latest(w http.ResponseWriter, r *http.Request) {
+func (g *Server) latest(w http.ResponseWriter, r *http.Request) {
 	subject := r.PathValue("subject")
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -145,11 +166,33 @@ func (g *registryServer) latest(w http.ResponseWriter, r *http.Request) {
 }
 
 // urlWith returns the server's URL with user info.
-func (g *registryServer) urlWith(user, pass string) string {
+func (g *Server) URLWith(user, pass string) string {
 	return strings.Replace(g.URL, "://", "://"+user+":"+pass+"@", 1)
 }
 
-// wireValue returns a value in the Confluent wire format.
-func wireValue(id int, body []byte) []byte {
-	return append(wireHeader(id), body...)
+// WireValue returns a value in the Confluent wire format.
+func WireValue(id int, body []byte) []byte {
+	return append(confluent.Header(id), body...)
+}
+
+// FewAttempts makes failed registry requests fail at once for the test.
+func FewAttempts(t *testing.T) {
+	old := confluent.Attempts
+	confluent.Attempts = 1
+	t.Cleanup(func() { confluent.Attempts = old })
+}
+
+// Refusing starts a registry that answers every request with status (401 or 403) and a
+// message that quotes secret, as some registries quote what they refuse; asked counts the
+// requests.
+func Refusing(t *testing.T, status int, secret string) (srv *httptest.Server, asked *atomic.Int64) {
+	asked = new(atomic.Int64)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Header().Set("Content-Type", "application/vnd.schemaregistry.v1+json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"error_code": 40101, "message": "bad password ` + secret + `"}`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, asked
 }

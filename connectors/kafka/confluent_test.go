@@ -15,6 +15,9 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
+	sluiceavro "github.com/sluicehq/sluice/schemas/avro"
+	"github.com/sluicehq/sluice/schemas/confluent"
+	"github.com/sluicehq/sluice/schemas/confluent/confluenttest"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
@@ -27,23 +30,16 @@ const avroOrderV2 = `{"type": "record", "name": "Order", "fields": [
 
 func oneLine(schema string) string { return strings.ReplaceAll(schema, "\n", " ") }
 
-// fewRegistryAttempts makes failed registry requests fail at once for the test.
-func fewRegistryAttempts(t *testing.T) {
-	old := registryAttempts
-	registryAttempts = 1
-	t.Cleanup(func() { registryAttempts = old })
-}
-
 // Values in the Confluent wire format are decoded with the writer's schema, fetched once per
 // id, into the reader's schema: the subject's latest (resolved when the source is built) or the
 // config's. A writer with an extra field reads into the older reader; a reader with an extra
 // field fills it with its default. Wrong magic bytes and unknown ids go to the error output
 // with their position, or stop the pipeline without error_handling.
 func TestRegistryReadAvro(t *testing.T) {
-	g := newRegistryServer(t)
+	g := confluenttest.NewServer(t)
 	topic := newTopic(t, 1)
-	v1 := g.add(subjectFor(topic), sr.Schema{Schema: avroOrder})
-	v2 := g.add(subjectFor(topic), sr.Schema{Schema: avroOrderV2})
+	v1 := g.Add(confluent.SubjectFor(topic), sr.Schema{Schema: avroOrder})
+	v2 := g.Add(confluent.SubjectFor(topic), sr.Schema{Schema: avroOrderV2})
 	apple := "apple"
 	at := time.UnixMilli(1700000000123).UTC()
 	v2Value, err := avro.Marshal(avro.MustParse(avroOrderV2), map[string]any{"id": int64(8), "item": nil, "at": at, "note": "hi"})
@@ -51,10 +47,10 @@ func TestRegistryReadAvro(t *testing.T) {
 		t.Fatal(err)
 	}
 	offs := produce(t, topic, 0,
-		wireValue(v1, avroValue(t, 7, &apple, at)),
-		wireValue(v2, v2Value),
+		confluenttest.WireValue(v1, avroValue(t, 7, &apple, at)),
+		confluenttest.WireValue(v2, v2Value),
 		avroValue(t, 9, &apple, at), // no header
-		wireValue(42, avroValue(t, 10, &apple, at)))
+		confluenttest.WireValue(42, avroValue(t, 10, &apple, at)))
 	registry := "confluent_schema_registry_url: " + g.URL
 	cases := []struct {
 		name, schema string
@@ -65,7 +61,7 @@ func TestRegistryReadAvro(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			before := g.count(fmt.Sprintf("GET /schemas/ids/%d", v2))
+			before := g.Count(fmt.Sprintf("GET /schemas/ids/%d", v2))
 			_, out, _, err := readSource(t, config(topic, "format: AVRO", registry, c.schema, "auto_offset_reset_config: earliest",
 				"error_handling: {output: bad}"), nil)
 			if err != nil {
@@ -87,7 +83,7 @@ func TestRegistryReadAvro(t *testing.T) {
 					t.Errorf("error row %d: %v at %v, want %q at offset %d", i, bad[i][1], src, want.msg, want.offset)
 				}
 			}
-			if n := g.count(fmt.Sprintf("GET /schemas/ids/%d", v2)) - before; n != 1 {
+			if n := g.Count(fmt.Sprintf("GET /schemas/ids/%d", v2)) - before; n != 1 {
 				t.Errorf("schema id %d fetched %d times, want once (cached)", v2, n)
 			}
 		})
@@ -102,15 +98,15 @@ func TestRegistryReadAvro(t *testing.T) {
 // A writer's schema that cannot be read as the reader's (a field of another type, a missing
 // field without default) fails the records written with it, with a message that says why.
 func TestRegistryReadIncompatible(t *testing.T) {
-	g := newRegistryServer(t)
+	g := confluenttest.NewServer(t)
 	topic := newTopic(t, 1)
 	other := `{"type": "record", "name": "Order", "fields": [{"name": "id", "type": "string"}]}`
-	id := g.add("elsewhere", sr.Schema{Schema: other})
+	id := g.Add("elsewhere", sr.Schema{Schema: other})
 	value, err := avro.Marshal(avro.MustParse(other), map[string]any{"id": "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	produce(t, topic, 0, wireValue(id, value))
+	produce(t, topic, 0, confluenttest.WireValue(id, value))
 	_, out, _, err := readSource(t, config(topic, "format: AVRO", "confluent_schema_registry_url: "+g.URL,
 		"schema: '"+oneLine(avroOrder)+"'", "auto_offset_reset_config: earliest", "error_handling: {output: bad}"), nil)
 	if err != nil {
@@ -137,16 +133,16 @@ func TestRegistryWriteRoundTrip(t *testing.T) {
 		typ    sr.SchemaType
 	}{{"AVRO", sr.TypeAvro}, {"JSON", sr.TypeJSON}} {
 		t.Run(c.format, func(t *testing.T) {
-			g := newRegistryServer(t)
+			g := confluenttest.NewServer(t)
 			h := newHarness(t, component.AtLeastOnce)
 			registry := "confluent_schema_registry_url: " + g.URL
 			h.writeOnce(config(h.topic, "format: "+c.format, registry), events, rows)
-			ids := g.subjects[subjectFor(h.topic)]
-			if len(ids) != 1 || g.schemas[ids[0]-1].Type != c.typ {
-				t.Fatalf("registered %v under %s: %v", ids, subjectFor(h.topic), g.schemas)
+			ids := g.Subject(confluent.SubjectFor(h.topic))
+			if len(ids) != 1 || g.Schema(ids[0]).Type != c.typ {
+				t.Fatalf("registered %v under %s", ids, confluent.SubjectFor(h.topic))
 			}
 			for _, v := range all(readTopic(t, h.topic, true)) {
-				if id, _, err := splitWire([]byte(v)); err != nil || id != ids[0] {
+				if id, _, err := confluent.Split([]byte(v)); err != nil || id != ids[0] {
 					t.Errorf("value %q does not start with the header of schema id %d", v, ids[0])
 				}
 			}
@@ -166,7 +162,7 @@ func TestRegistryWriteRoundTrip(t *testing.T) {
 // With auto.register.schemas=false the sink only looks its schema up: a schema the subject
 // does not have stops it at Open, with the registry's answer.
 func TestRegistryLookupOnly(t *testing.T) {
-	g := newRegistryServer(t)
+	g := confluenttest.NewServer(t)
 	h := newHarness(t, component.AtLeastOnce)
 	src := "type: WriteToKafka\nconfig:\n" + config(h.topic, "format: AVRO", "confluent_schema_registry_url: "+g.URL,
 		"producer_config_updates: {auto.register.schemas: \"false\"}")
@@ -176,19 +172,19 @@ func TestRegistryLookupOnly(t *testing.T) {
 	if _, err := s.Open(ctx, info); err == nil || !strings.Contains(err.Error(), "auto.register.schemas is false") || !strings.Contains(err.Error(), "Schema not found") {
 		t.Fatalf("Open: %v, want the lookup's failure", err)
 	}
-	text, err := avroSchemaFor(people)
+	text, err := sluiceavro.SchemaFor(people)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := g.add(subjectFor(h.topic), sr.Schema{Schema: text})
+	id := g.Add(confluent.SubjectFor(h.topic), sr.Schema{Schema: text})
 	if _, err := s.Open(ctx, info); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
-	if got := s.header; !reflect.DeepEqual(got, wireHeader(id)) {
+	if got := s.header; !reflect.DeepEqual(got, confluent.Header(id)) {
 		t.Errorf("header %v, want schema id %d's", got, id)
 	}
-	if n := g.count("POST /subjects/" + subjectFor(h.topic) + "/versions"); n != 0 {
+	if n := g.Count("POST /subjects/" + confluent.SubjectFor(h.topic) + "/versions"); n != 0 {
 		t.Errorf("registered %d times", n)
 	}
 }
@@ -196,17 +192,17 @@ func TestRegistryLookupOnly(t *testing.T) {
 // Credentials reach the registry from the URL or from basic.auth.user.info (also through
 // ${env:NAME}), and never appear in a message.
 func TestRegistryCredentials(t *testing.T) {
-	fewRegistryAttempts(t)
+	confluenttest.FewAttempts(t)
 	const secret = "pw-s3cret"
-	g := newRegistryServer(t)
-	g.user, g.pass = "reader", secret
+	g := confluenttest.NewServer(t)
+	g.User, g.Pass = "reader", secret
 	topic := newTopic(t, 1)
-	id := g.add(subjectFor(topic), sr.Schema{Schema: avroOrder})
+	id := g.Add(confluent.SubjectFor(topic), sr.Schema{Schema: avroOrder})
 	apple := "apple"
-	produce(t, topic, 0, wireValue(id, avroValue(t, 1, &apple, time.UnixMilli(0))))
+	produce(t, topic, 0, confluenttest.WireValue(id, avroValue(t, 1, &apple, time.UnixMilli(0))))
 	t.Setenv("SLUICE_TEST_SR_AUTH", "reader:"+secret)
 	for _, line := range []string{
-		"confluent_schema_registry_url: " + g.urlWith("reader", secret),
+		"confluent_schema_registry_url: " + g.URLWith("reader", secret),
 		"confluent_schema_registry_url: " + g.URL + "\n  consumer_config: {basic.auth.user.info: '${env:SLUICE_TEST_SR_AUTH}'}",
 	} {
 		_, out, _, err := readSource(t, config(topic, "format: AVRO", line, "auto_offset_reset_config: earliest"), nil)
@@ -215,9 +211,9 @@ func TestRegistryCredentials(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ line, want string }{
-		{"confluent_schema_registry_url: " + g.urlWith("reader", "wrong-"+secret), "Unauthorized"},
+		{"confluent_schema_registry_url: " + g.URLWith("reader", "wrong-"+secret), "Unauthorized"},
 		{"confluent_schema_registry_url: " + g.URL + "\n  consumer_config: {basic.auth.user.info: 'reader:wrong-" + secret + "'}", "Unauthorized"},
-		{"confluent_schema_registry_url: " + g.urlWith("reader", secret) + ":x", "is not an http or https URL"},
+		{"confluent_schema_registry_url: " + g.URLWith("reader", secret) + ":x", "is not an http or https URL"},
 		{"confluent_schema_registry_url: " + g.URL + "\n  consumer_config: {basic.auth.user.info: '" + secret + "'}", "must be user:password (the value is not shown)"},
 	} {
 		got := buildErrors(t, "type: ReadFromKafka\nconfig:\n"+config(topic, "format: AVRO", c.line))
@@ -231,7 +227,7 @@ func TestRegistryCredentials(t *testing.T) {
 // that says so; one that goes away while reading stops the pipeline (the records are not
 // bad, they are read again on the next run) instead of sending records to the error output.
 func TestRegistryUnavailable(t *testing.T) {
-	fewRegistryAttempts(t)
+	confluenttest.FewAttempts(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -243,60 +239,38 @@ func TestRegistryUnavailable(t *testing.T) {
 		t.Errorf("diagnostics %s, want %q and a hint", got, want)
 	}
 
-	g := newRegistryServer(t)
+	g := confluenttest.NewServer(t)
 	topic := newTopic(t, 1)
 	apple := "apple"
-	produce(t, topic, 0, wireValue(1, avroValue(t, 1, &apple, time.UnixMilli(0))))
-	g.fail = func(*http.Request) bool { return true }
+	produce(t, topic, 0, confluenttest.WireValue(1, avroValue(t, 1, &apple, time.UnixMilli(0))))
+	g.Fail = func(*http.Request) bool { return true }
 	_, out, _, err := readSource(t, config(topic, "format: AVRO", "confluent_schema_registry_url: "+g.URL, "schema: '"+oneLine(avroOrder)+"'",
 		"auto_offset_reset_config: earliest", "error_handling: {output: bad}"), nil)
 	var re *component.RowError
-	if !errors.Is(err, errRegistryUnavailable) || errors.As(err, &re) || len(out.Rows("bad")) != 0 {
+	if !errors.Is(err, confluent.ErrUnavailable) || errors.As(err, &re) || len(out.Rows("bad")) != 0 {
 		t.Errorf("read: %v (error rows %v), want the pipeline stopped by the unavailable registry", err, out.Rows("bad"))
 	}
 }
 
-// A registry that cannot be reached or fails is worth waiting for at start
-// (component.Unreachable); one that refuses the credentials is not.
-func TestRegistryFailureIsTransient(t *testing.T) {
-	fewRegistryAttempts(t)
-	g := newRegistryServer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gone := "http://" + ln.Addr().String()
-	ln.Close()
-	lookup := func(url string) error {
-		reg, err := newSchemaRegistry(url, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = reg.latest(context.Background(), "s-value")
-		return err
-	}
-	if err := lookup(gone); !component.Unreachable(err) {
-		t.Errorf("registry gone: %v, want it unreachable", err)
-	}
-	g.fail = func(*http.Request) bool { return true }
-	if err := lookup(g.URL); !component.Unreachable(err) || !errors.Is(err, errRegistryUnavailable) {
-		t.Errorf("registry failing: %v, want it unavailable and unreachable", err)
-	}
-	g.fail, g.user, g.pass = nil, "reader", "pw"
-	if err := lookup(g.urlWith("reader", "wrong")); component.Unreachable(err) || !errors.Is(err, errRegistryUnavailable) {
-		t.Errorf("credentials refused: %v, want it unavailable but not worth waiting for", err)
-	}
-}
-
-// The value of a wire-format record, as a raw consumer sees it, is the header and the Avro body.
-func TestWireHeader(t *testing.T) {
-	v := wireValue(0x01020304, []byte{9})
-	if !reflect.DeepEqual(v, []byte{0, 1, 2, 3, 4, 9}) {
-		t.Errorf("wire value %v", v)
-	}
-	for _, bad := range [][]byte{nil, {0, 1, 2, 3}, {1, 0, 0, 0, 1}} {
-		if _, _, err := splitWire(bad); !errors.Is(err, errWireHeader) {
-			t.Errorf("splitWire(%v) = %v", bad, err)
+// A registry that refuses the credentials (401) or what they ask (403) says so with the
+// status, the registry's URL and what to check, at once (it is not asked again), and without
+// the credentials (schemas/confluent's tests: while reading it stops the pipeline as an
+// unavailable registry does).
+func TestRegistryRefusesCredentials(t *testing.T) {
+	const secret = "pw-s3cret"
+	for _, c := range []struct {
+		status int
+		want   string
+	}{
+		{http.StatusUnauthorized, `401 Unauthorized from the schema registry at %URL%, fetching the latest schema of subject "t-value": check basic.auth.user.info`},
+		{http.StatusForbidden, `403 Forbidden from the schema registry at %URL%, fetching the latest schema of subject "t-value": the credentials of basic.auth.user.info (or of the URL) are not allowed this`},
+	} {
+		srv, asked := confluenttest.Refusing(t, c.status, secret)
+		want := strings.ReplaceAll(c.want, "%URL%", srv.URL)
+		got := buildErrors(t, "type: ReadFromKafka\nconfig:\n"+config("t", "format: AVRO", "confluent_schema_registry_url: "+srv.URL,
+			"consumer_config: {basic.auth.user.info: 'reader:"+secret+"'}"))
+		if !strings.Contains(got, want) || strings.Contains(got, secret) || asked.Load() != 1 {
+			t.Errorf("after %d requests:\n%s\nwant %q, without the password", asked.Load(), got, want)
 		}
 	}
 }

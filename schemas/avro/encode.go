@@ -1,4 +1,4 @@
-package kafka
+package avro
 
 import (
 	"encoding/json"
@@ -9,23 +9,24 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hamba/avro/v2"
+	havro "github.com/hamba/avro/v2"
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// avroEncoder encodes rows with one codec. One goroutine uses it at a time.
-type avroEncoder struct {
-	c *avroCodec
-	w *avro.Writer
+// Encoder encodes rows with one codec. One goroutine uses it at a time.
+type Encoder struct {
+	c *Codec
+	w *havro.Writer
 }
 
-func (c *avroCodec) newEncoder() *avroEncoder {
-	return &avroEncoder{c: c, w: avro.NewWriter(nil, 512)}
+// NewEncoder returns an encoder of rows into the codec's values.
+func (c *Codec) NewEncoder() *Encoder {
+	return &Encoder{c: c, w: havro.NewWriter(nil, 512)}
 }
 
 // Append appends the binary encoding of row to dst; fields maps each field of the Avro record
 // to the row's index of the same name (-1: the row has no such field, which writes null).
-func (e *avroEncoder) Append(dst []byte, row schemas.Row, fields []int) ([]byte, error) {
+func (e *Encoder) Append(dst []byte, row schemas.Row, fields []int) ([]byte, error) {
 	e.w.Reset(nil)
 	for i, f := range e.c.root.fields {
 		var v any
@@ -39,7 +40,7 @@ func (e *avroEncoder) Append(dst []byte, row schemas.Row, fields []int) ([]byte,
 	return append(dst, e.w.Buffer()...), nil
 }
 
-func (e *avroEncoder) value(t *avroType, v any) error {
+func (e *Encoder) value(t *avroType, v any) error {
 	w := e.w
 	if v == nil {
 		if !t.nullable {
@@ -52,7 +53,7 @@ func (e *avroEncoder) value(t *avroType, v any) error {
 		w.WriteLong(t.valIdx)
 	}
 	mismatch := func() error {
-		return fmt.Errorf("avro field %q: a %s value does not fit the Avro schema's %s", t.path, goKind(v), t.describe())
+		return fmt.Errorf("avro field %q: a %s value does not fit the Avro schema's %s", t.path, schemas.KindOf(v), t.describe())
 	}
 	switch t.kind {
 	case avroBool:
@@ -172,7 +173,7 @@ func (e *avroEncoder) value(t *avroType, v any) error {
 	return nil
 }
 
-func (e *avroEncoder) decimal(t *avroType, v any) error {
+func (e *Encoder) decimal(t *avroType, v any) error {
 	var r *big.Rat
 	switch x := v.(type) {
 	case *big.Rat:
@@ -180,7 +181,7 @@ func (e *avroEncoder) decimal(t *avroType, v any) error {
 	case int64:
 		r = new(big.Rat).SetInt64(x)
 	default:
-		return fmt.Errorf("avro field %q: a %s value does not fit the Avro schema's %s", t.path, goKind(v), t.describe())
+		return fmt.Errorf("avro field %q: a %s value does not fit the Avro schema's %s", t.path, schemas.KindOf(v), t.describe())
 	}
 	scaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(t.scale)), nil)))
 	if !scaled.IsInt() {
@@ -270,35 +271,10 @@ func mapKeys(m map[string]any) func(func(string) bool) {
 	}
 }
 
-// goKind names the kind of a row value for messages.
-func goKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "boolean"
-	case int64, int, int32:
-		return "integer"
-	case float64, float32:
-		return "number"
-	case string:
-		return "string"
-	case []byte:
-		return "bytes"
-	case time.Time:
-		return "timestamp"
-	case *big.Rat:
-		return "decimal"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "struct"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// avroSchemaFor derives an Avro record schema from a row schema, for WriteToKafka with format
+// SchemaFor derives an Avro record schema from a row schema, for WriteToKafka with format
 // AVRO and no schema: nullable fields are unions with null, nested structs are records named
 // after their path.
-func avroSchemaFor(s *schemas.Schema) (string, error) {
+func SchemaFor(s *schemas.Schema) (string, error) {
 	rec, err := avroRecordFor(s.Fields, "sluice.Row", "")
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package kafka
+package avro
 
 import (
 	"reflect"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hamba/avro/v2"
+	havro "github.com/hamba/avro/v2"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -60,11 +60,11 @@ func TestAvroResolve(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := newAvroCodec(c.writer)
+			w, err := NewCodec(c.writer)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := newAvroCodec(c.reader)
+			r, err := NewCodec(c.reader)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,11 +72,11 @@ func TestAvroResolve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := avro.Marshal(avro.MustParse(c.writer), c.value)
+			data, err := havro.Marshal(havro.MustParse(c.writer), c.value)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := r.newDecoder().decodeAs(root, data)
+			got, err := r.NewDecoder().decodeAs(root, data)
 			if c.want == nil {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("decoded %v, %v; want an error about %q", got, err, c.err)
@@ -104,11 +104,11 @@ func TestAvroResolveErrors(t *testing.T) {
 			`avro field "r.x": the writer's schema has string there, which cannot be read as the reader's boolean`},
 	}
 	for _, c := range cases {
-		w, err := newAvroCodec(c.writer)
+		w, err := NewCodec(c.writer)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := newAvroCodec(c.reader)
+		r, err := NewCodec(c.reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,11 +122,11 @@ func TestAvroResolveErrors(t *testing.T) {
 // schema (fields dropped, reordered, promoted and defaulted): it must fail cleanly or give rows
 // of the reader's width.
 func FuzzAvroDecodeResolved(f *testing.F) {
-	w, err := newAvroCodec(avroAll)
+	w, err := NewCodec(avroAll)
 	if err != nil {
 		f.Fatal(err)
 	}
-	r, err := newAvroCodec(`{"type": "record", "name": "All", "namespace": "t", "fields": [
+	r, err := NewCodec(`{"type": "record", "name": "All", "namespace": "t", "fields": [
 	  {"name": "d", "type": "double"}, {"name": "i", "type": "double"}, {"name": "s", "type": "bytes"},
 	  {"name": "e", "type": {"type": "enum", "name": "Color", "symbols": ["GREEN"], "default": "GREEN"}},
 	  {"name": "arr", "type": {"type": "array", "items": ["null", "double"]}},
@@ -143,17 +143,17 @@ func FuzzAvroDecodeResolved(f *testing.F) {
 	for i := range fields {
 		fields[i] = i
 	}
-	seed, err := w.newEncoder().Append(nil, allRow(), fields)
+	seed, err := w.NewEncoder().Append(nil, allRow(), fields)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if row, err := r.newDecoder().decodeAs(root, seed); err != nil || row[1] != -7.0 || row[3] != "GREEN" {
+	if row, err := r.NewDecoder().decodeAs(root, seed); err != nil || row[1] != -7.0 || row[3] != "GREEN" {
 		f.Fatalf("the seed decodes to %v, %v", row, err)
 	}
 	f.Add(seed)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		row, err := r.newDecoder().decodeAs(root, data)
+		row, err := r.NewDecoder().decodeAs(root, data)
 		if err == nil && len(row) != len(r.schema.Fields) {
 			t.Fatalf("a row of %d fields, the reader has %d", len(row), len(r.schema.Fields))
 		}

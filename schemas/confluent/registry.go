@@ -1,8 +1,7 @@
-package kafka
+package confluent
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,58 +9,33 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/twmb/franz-go/pkg/sr"
 )
 
-// The Confluent wire format: a value starts with the magic byte 0 and the schema's id in the
-// registry as a 4-byte big-endian integer, then the encoded value.
-const (
-	wireMagic     = 0
-	wireHeaderLen = 5
-)
-
-// errWireHeader is the decode error of a value that is not in the Confluent wire format.
-var errWireHeader = errors.New("the value is not in the Confluent wire format: it does not start with the magic byte 0 and a 4-byte schema id")
-
-// splitWire returns the schema id of a value in the Confluent wire format and the encoded value
-// after its header.
-func splitWire(v []byte) (int, []byte, error) {
-	if len(v) < wireHeaderLen || v[0] != wireMagic {
-		return 0, nil, errWireHeader
-	}
-	return int(binary.BigEndian.Uint32(v[1:wireHeaderLen])), v[wireHeaderLen:], nil
-}
-
-// wireHeader returns the header of values written with schema id.
-func wireHeader(id int) []byte {
-	return binary.BigEndian.AppendUint32([]byte{wireMagic}, uint32(id))
-}
-
-// schemaRegistry is a client of a Confluent schema registry (franz-go's pkg/sr). Credentials
+// Registry is a client of a Confluent schema registry (franz-go's pkg/sr). Credentials
 // come from the URL's user info or from basic.auth.user.info; they are sent as basic auth and
 // never appear in messages: shown is the URLs without them.
-type schemaRegistry struct {
+type Registry struct {
 	cl    *sr.Client
 	tr    *http.Transport
 	shown string
 	watch *outage.Watch // logs the registry's outages
 }
 
-// registryTimeout bounds one request to the registry.
-const registryTimeout = 10 * time.Second
+// Timeout bounds one request to the registry.
+const Timeout = 10 * time.Second
 
-// registryAttempts is how often a registry request that failed for a reason other than a
+// Attempts is how often a registry request that failed for a reason other than a
 // definite answer (an unreachable registry, a server error) is tried.
-var registryAttempts = 3
+var Attempts = 3
 
-// errRegistryUnavailable marks failures of the registry itself (unreachable, a server error,
+// ErrUnavailable marks failures of the registry itself (unreachable, a server error,
 // credentials refused): they stop the pipeline instead of failing one record.
-var errRegistryUnavailable = errors.New("the schema registry is unavailable")
+var ErrUnavailable = errors.New("the schema registry is unavailable")
 
 // authError is the registry refusing the credentials (401) or what they ask for (403): a
-// definite answer, not tried again, that stops the pipeline as errRegistryUnavailable does.
+// definite answer, not tried again, that stops the pipeline as ErrUnavailable does.
 // It shows the URL without credentials, and never the registry's reply, which may quote them.
 type authError struct {
 	status   int
@@ -76,13 +50,13 @@ func (e *authError) Error() string {
 	return fmt.Sprintf("%d %s from the schema registry at %s, %s: %s", e.status, http.StatusText(e.status), e.at, e.what, hint)
 }
 
-// Is makes a refusal errRegistryUnavailable: the records are not to blame.
-func (e *authError) Is(target error) bool { return target == errRegistryUnavailable }
+// Is makes a refusal ErrUnavailable: the records are not to blame.
+func (e *authError) Is(target error) bool { return target == ErrUnavailable }
 
-// newSchemaRegistry returns a client of the registries at urls (comma-separated http or https
+// NewRegistry returns a client of the registries at urls (comma-separated http or https
 // URLs, possibly with user info); userInfo ("user:password", from basic.auth.user.info)
 // overrides the URLs' credentials. Its errors never repeat a credential.
-func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
+func NewRegistry(urls, userInfo string) (*Registry, error) {
 	var clean, shown []string
 	var user, pass string
 	for _, raw := range strings.Split(urls, ",") {
@@ -114,7 +88,7 @@ func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
 		}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	opts := []sr.ClientOpt{sr.URLs(clean...), sr.HTTPClient(&http.Client{Transport: tr, Timeout: registryTimeout}), sr.UserAgent("sluice")}
+	opts := []sr.ClientOpt{sr.URLs(clean...), sr.HTTPClient(&http.Client{Transport: tr, Timeout: Timeout}), sr.UserAgent("sluice")}
 	if user != "" || pass != "" {
 		opts = append(opts, sr.BasicAuth(user, pass))
 	}
@@ -123,44 +97,45 @@ func newSchemaRegistry(urls, userInfo string) (*schemaRegistry, error) {
 		return nil, fmt.Errorf("schema registry client: %w", err)
 	}
 	joined := strings.Join(shown, ",")
-	return &schemaRegistry{cl: cl, tr: tr, shown: joined, watch: outage.For("schema registry", joined,
-		fmt.Sprintf("each request %d times; a record whose schema was not fetched yet stops the pipeline", registryAttempts))}, nil
+	return &Registry{cl: cl, tr: tr, shown: joined, watch: outage.For("schema registry", joined,
+		fmt.Sprintf("each request %d times; a record whose schema was not fetched yet stops the pipeline", Attempts))}, nil
 }
 
-// redactURL removes the user info from a URL-like text that may not parse.
+// redactURL removes the user info from a URL-like text that may not parse, also one without
+// a scheme (user:password@host), which url.Parse does not read as user info.
 func redactURL(s string) string {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok {
-		return s
+	prefix, rest := "", s
+	if scheme, after, ok := strings.Cut(s, "://"); ok {
+		prefix, rest = scheme+"://", after
 	}
-	host, path, _ := strings.Cut(rest, "/")
+	host, path, hasPath := strings.Cut(rest, "/")
 	if i := strings.LastIndex(host, "@"); i >= 0 {
 		host = "***@" + host[i+1:]
 	}
-	if path != "" || strings.HasSuffix(rest, "/") {
-		return scheme + "://" + host + "/" + path
+	if hasPath {
+		return prefix + host + "/" + path
 	}
-	return scheme + "://" + host
+	return prefix + host
 }
 
 // close drops the idle connections of the client.
-func (g *schemaRegistry) close() { g.tr.CloseIdleConnections() }
+func (g *Registry) Close() { g.tr.CloseIdleConnections() }
 
 // notFound reports whether err is the registry's answer that what was asked for does not exist.
-func notFound(err error) bool {
+func NotFound(err error) bool {
 	var re *sr.ResponseError
 	return errors.As(err, &re) && re.StatusCode == http.StatusNotFound
 }
 
 // do runs a request, trying again after failures that are not a definite answer; those that
-// remain wrap errRegistryUnavailable.
-func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx context.Context) error) error {
+// remain wrap ErrUnavailable.
+func (g *Registry) do(ctx context.Context, what string, req func(ctx context.Context) error) error {
 	var err error
-	for attempt := range registryAttempts {
+	for attempt := range Attempts {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, ctx.Err())
+				return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, ErrUnavailable, ctx.Err())
 			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
 			}
 		}
@@ -182,21 +157,21 @@ func (g *schemaRegistry) do(ctx context.Context, what string, req func(ctx conte
 		}
 	}
 	// Unreachable or failing, not refusing: a run may wait for it at start.
-	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, errRegistryUnavailable, transient{err})
+	return fmt.Errorf("schema registry at %s: %s: %w: %w", g.shown, what, ErrUnavailable, transient{err})
 }
 
-// transient marks a registry failure that waiting may end (component.ErrUnavailable): the
+// transient marks a registry failure that waiting may end (outage.ErrUnavailable, which component.ErrUnavailable is): the
 // registry could not be reached, or failed (a server error, too many requests); credentials
 // it refuses are not one.
 type transient struct{ error }
 
 func (t transient) Unwrap() error { return t.error }
 
-// Is makes a transient failure component.ErrUnavailable.
-func (transient) Is(target error) bool { return target == component.ErrUnavailable }
+// Is makes a transient failure outage.ErrUnavailable (component.ErrUnavailable).
+func (transient) Is(target error) bool { return target == outage.ErrUnavailable }
 
 // byID returns the schema with the given id.
-func (g *schemaRegistry) byID(ctx context.Context, id int) (sr.Schema, error) {
+func (g *Registry) ByID(ctx context.Context, id int) (sr.Schema, error) {
 	var s sr.Schema
 	err := g.do(ctx, fmt.Sprintf("fetching schema id %d", id), func(ctx context.Context) error {
 		var err error
@@ -207,7 +182,7 @@ func (g *schemaRegistry) byID(ctx context.Context, id int) (sr.Schema, error) {
 }
 
 // latest returns the latest version of subject.
-func (g *schemaRegistry) latest(ctx context.Context, subject string) (sr.SubjectSchema, error) {
+func (g *Registry) Latest(ctx context.Context, subject string) (sr.SubjectSchema, error) {
 	var s sr.SubjectSchema
 	err := g.do(ctx, fmt.Sprintf("fetching the latest schema of subject %q", subject), func(ctx context.Context) error {
 		var err error
@@ -219,7 +194,7 @@ func (g *schemaRegistry) latest(ctx context.Context, subject string) (sr.Subject
 
 // register registers schema under subject (the registry returns the id it already has for the
 // same schema), or with lookupOnly only looks it up, and returns its id.
-func (g *schemaRegistry) register(ctx context.Context, subject string, schema sr.Schema, lookupOnly bool) (int, error) {
+func (g *Registry) Register(ctx context.Context, subject string, schema sr.Schema, lookupOnly bool) (int, error) {
 	var id int
 	what := fmt.Sprintf("registering the schema under subject %q", subject)
 	if lookupOnly {
@@ -240,4 +215,7 @@ func (g *schemaRegistry) register(ctx context.Context, subject string, schema sr
 
 // subjectFor returns the subject of a topic's values under Confluent's default
 // TopicNameStrategy.
-func subjectFor(topic string) string { return topic + "-value" }
+func SubjectFor(topic string) string { return topic + "-value" }
+
+// URL returns the registry's URLs without credentials, for messages.
+func (g *Registry) URL() string { return g.shown }

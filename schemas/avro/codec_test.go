@@ -1,4 +1,4 @@
-package kafka
+package avro
 
 import (
 	"math/big"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hamba/avro/v2"
+	havro "github.com/hamba/avro/v2"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -47,10 +47,10 @@ func allRow() schemas.Row {
 	}
 }
 
-// The codec's rows have the types ParseAvroSchema gives, and what it writes reads back the
+// The codec's rows have the types ParseSchema gives, and what it writes reads back the
 // same, also with hamba's own decoder.
 func TestAvroCodecRoundTrip(t *testing.T) {
-	c, err := newAvroCodec(avroAll)
+	c, err := NewCodec(avroAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +59,11 @@ func TestAvroCodecRoundTrip(t *testing.T) {
 	for i := range fields {
 		fields[i] = i
 	}
-	data, err := c.newEncoder().Append(nil, row, fields)
+	data, err := c.NewEncoder().Append(nil, row, fields)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.newDecoder().Decode(data)
+	got, err := c.NewDecoder().Decode(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestAvroCodecRoundTrip(t *testing.T) {
 		}
 	}
 	var generic map[string]any
-	if err := avro.Unmarshal(avro.MustParse(avroAll), data, &generic); err != nil {
+	if err := havro.Unmarshal(havro.MustParse(avroAll), data, &generic); err != nil {
 		t.Fatalf("hamba cannot read what the codec wrote: %v", err)
 	}
 	if generic["s"] != "héllo" || generic["e"] != "GREEN" || generic["l"] != int64(1)<<40 {
@@ -90,22 +90,22 @@ func TestAvroCodecRoundTrip(t *testing.T) {
 // Values written by hamba decode into the row types.
 func TestAvroDecodeForeign(t *testing.T) {
 	schema := `{"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}, {"name": "tags", "type": {"type": "array", "items": "string"}}, {"name": "opt", "type": ["null", "double"]}]}`
-	data, err := avro.Marshal(avro.MustParse(schema), map[string]any{"n": int64(42), "tags": []string{"a", "b"}, "opt": 1.5})
+	data, err := havro.Marshal(havro.MustParse(schema), map[string]any{"n": int64(42), "tags": []string{"a", "b"}, "opt": 1.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newAvroCodec(schema)
+	c, err := NewCodec(schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.newDecoder().Decode(data)
+	got, err := c.NewDecoder().Decode(data)
 	if want := (schemas.Row{int64(42), []any{"a", "b"}, 1.5}); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("decoded %v, %v; want %v", got, err, want)
 	}
 }
 
 func TestAvroDecodeErrors(t *testing.T) {
-	c, err := newAvroCodec(`{"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}, {"name": "o", "type": ["null", "string"]}, {"name": "a", "type": {"type": "array", "items": "long"}}]}`)
+	c, err := NewCodec(`{"type": "record", "name": "R", "fields": [{"name": "n", "type": "long"}, {"name": "o", "type": ["null", "string"]}, {"name": "a", "type": {"type": "array", "items": "long"}}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,14 +120,14 @@ func TestAvroDecodeErrors(t *testing.T) {
 		"huge":     {[]byte{0x02, 0x00, 0xfe, 0xff, 0xff, 0xff, 0x0f}, "does not fit in a record"},
 	}
 	for name, c2 := range cases {
-		if _, err := c.newDecoder().Decode(c2.data); err == nil || !strings.Contains(err.Error(), c2.msg) {
+		if _, err := c.NewDecoder().Decode(c2.data); err == nil || !strings.Contains(err.Error(), c2.msg) {
 			t.Errorf("%s: %v, want an error about %q", name, err, c2.msg)
 		}
 	}
 }
 
 func TestAvroEncodeErrors(t *testing.T) {
-	c, err := newAvroCodec(avroAll)
+	c, err := NewCodec(avroAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAvroEncodeErrors(t *testing.T) {
 	} {
 		row := allRow()
 		row[change.field] = change.value
-		if _, err := c.newEncoder().Append(nil, row, fields); err == nil || !strings.Contains(err.Error(), change.msg) {
+		if _, err := c.NewEncoder().Append(nil, row, fields); err == nil || !strings.Contains(err.Error(), change.msg) {
 			t.Errorf("%s: %v, want an error about %q", name, err, change.msg)
 		}
 	}
@@ -179,24 +179,24 @@ func TestAvroSchemaFor(t *testing.T) {
 		schemas.Field{Name: "scores", Type: schemas.Type{Kind: schemas.Map, Elem: &schemas.Type{Kind: schemas.Float64}}, Nullable: true},
 		schemas.Field{Name: "day", Type: schemas.Type{Kind: schemas.Date}},
 		schemas.Field{Name: "amount", Type: schemas.Type{Kind: schemas.Decimal, Precision: 12, Scale: 2}})
-	text, err := avroSchemaFor(s)
+	text, err := SchemaFor(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newAvroCodec(text)
+	c, err := NewCodec(text)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
 	if c.schema.String() != s.String() {
 		t.Errorf("derived schema reads as %s, want %s", c.schema, s)
 	}
-	if _, err := avroSchemaFor(schemas.New(schemas.Field{Name: "x", Type: schemas.Type{Kind: schemas.Any}})); err == nil {
+	if _, err := SchemaFor(schemas.New(schemas.Field{Name: "x", Type: schemas.Type{Kind: schemas.Any}})); err == nil {
 		t.Error("a schemaless field got an Avro type")
 	}
 }
 
 func FuzzAvroDecode(f *testing.F) {
-	c, err := newAvroCodec(avroAll)
+	c, err := NewCodec(avroAll)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func FuzzAvroDecode(f *testing.F) {
 	for i := range fields {
 		fields[i] = i
 	}
-	seed, err := c.newEncoder().Append(nil, allRow(), fields)
+	seed, err := c.NewEncoder().Append(nil, allRow(), fields)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -212,16 +212,16 @@ func FuzzAvroDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0x01, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		row, err := c.newDecoder().Decode(data)
+		row, err := c.NewDecoder().Decode(data)
 		if err != nil {
 			return
 		}
 		// What decodes must encode back to the same bytes.
-		out, err := c.newEncoder().Append(nil, row, fields)
+		out, err := c.NewEncoder().Append(nil, row, fields)
 		if err != nil {
 			t.Fatalf("decoded %v does not encode: %v", row, err)
 		}
-		again, err := c.newDecoder().Decode(out)
+		again, err := c.NewDecoder().Decode(out)
 		if err != nil || len(again) != len(row) {
 			t.Fatalf("re-encoded value does not decode: %v", err)
 		}

@@ -1,4 +1,4 @@
-package schemas
+package avro
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 )
 
 func TestParseAvroSchema(t *testing.T) {
-	s, err := ParseAvroSchema(`{"type": "record", "name": "Event", "namespace": "com.example", "fields": [
+	s, err := ParseSchema(`{"type": "record", "name": "Event", "namespace": "com.example", "fields": [
 		{"name": "id", "type": "long"},
 		{"name": "n", "type": "int"},
 		{"name": "name", "type": ["null", "string"], "default": null},
@@ -53,11 +53,11 @@ func TestParseAvroSchemaSameNameTwice(t *testing.T) {
 	a := `{"type": "record", "name": "E", "fields": [{"name": "a", "type": "long"}]}`
 	b := `{"type": "record", "name": "E", "fields": [{"name": "b", "type": "string"}]}`
 	for _, text := range []string{a, b} {
-		if _, err := ParseAvroSchema(text); err != nil {
+		if _, err := ParseSchema(text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s, _ := ParseAvroSchema(b)
+	s, _ := ParseSchema(b)
 	if s.String() != "{b string}" {
 		t.Errorf("got %s", s)
 	}
@@ -95,7 +95,7 @@ func TestParseAvroSchemaErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseAvroSchema(tt.text)
+			_, err := ParseSchema(tt.text)
 			if err == nil {
 				t.Fatalf("no error, want %s", tt.want)
 			}
@@ -104,4 +104,17 @@ func TestParseAvroSchemaErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseAvroSchema checks that no schema text makes ParseSchema panic.
+func FuzzParseAvroSchema(f *testing.F) {
+	f.Add(`{"type": "record", "name": "E", "fields": [{"name": "a", "type": ["null", {"type": "long", "logicalType": "timestamp-micros"}]}]}`)
+	f.Add(`{"type": "record", "name": "N", "fields": [{"name": "next", "type": ["null", "N"]}, {"name": "m", "type": {"type": "map", "values": {"type": "array", "items": "string"}}}]}`)
+	f.Add(`{"type": "record", "name": "D", "fields": [{"name": "d", "type": {"type": "fixed", "name": "F", "size": 8, "logicalType": "decimal", "precision": 18, "scale": 4}}]}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := ParseSchema(text)
+		if err == nil {
+			_ = s.String()
+		}
+	})
 }
