@@ -302,12 +302,12 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
 		var cp *component.Checkpoint
-		err := r.openRetrying(ctx, k.node.describe(), func() (err error) {
+		err := r.openRetrying(ctx, k.node.Describe(), func() (err error) {
 			cp, err = k.sink.Open(ctx, info)
 			return err
 		})
 		if err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
+			return 0, fmt.Errorf("%s (%s): %w", k.node.Describe(), k.node.Pos, err)
 		}
 		k.restored = cp
 		if cp == nil {
@@ -355,8 +355,8 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		if len(restored) > 0 {
 			from = schemas.Min(restored...)
 		}
-		if err := r.openRetrying(ctx, s.node.describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+		if err := r.openRetrying(ctx, s.node.Describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
+			return 0, fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
 		}
 		if len(from) > 0 {
 			r.log.Info("resuming", "source", s.node.Name, "from", from.String())
@@ -371,7 +371,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			at.Advance(starts[s])
 		}
 		if err := o.Claim(ctx, at); err != nil {
-			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.describe(), k.node.Pos, err)
+			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.Describe(), k.node.Pos, err)
 		}
 	}
 	return last + 1, nil
@@ -480,12 +480,12 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		case errors.Is(err, context.Canceled) && r.readCtx.Err() != nil && ctx.Err() == nil:
 			continue // the read was interrupted by a graceful stop
 		case err != nil:
-			return fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+			return fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
 		case b == nil || b.Len() == 0:
 			continue
 		}
 		if len(b.Pos) != b.Len() {
-			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.describe(), s.node.Pos, b.Len(), len(b.Pos))
+			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.Describe(), s.node.Pos, b.Len(), len(b.Pos))
 		}
 		r.read.Add(int64(b.Len()))
 		s.records.Add(int64(b.Len()))
@@ -684,7 +684,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 		wg.Go(func() {
 			start := time.Now()
 			if err := k.sink.Commit(ctx, cp); err != nil {
-				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
+				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.Describe(), k.node.Pos, e, err)
 				return
 			}
 			r.metrics.committed(k, start)

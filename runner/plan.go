@@ -71,7 +71,7 @@ type Edge struct {
 	node        *yaml.Node
 }
 
-func (n *Node) describe() string {
+func (n *Node) Describe() string {
 	if n.Name == n.Type {
 		return n.Type
 	}
@@ -283,7 +283,7 @@ func (f *file) build(n *Node, p *Plan) {
 	n.Impl, n.Outputs, n.failed = impl, ctx.Outputs(), false
 	for _, o := range n.Outputs {
 		if o.Schema == nil && o.From != "" {
-			p.Warnings.Add(n.Pos, "%s: the schema of its rows comes from %s, which is not asked without --check-services: the transforms that read them are checked for their config only", n.describe(), o.From).
+			p.Warnings.Add(n.Pos, "%s: the schema of its rows comes from %s, which is not asked without --check-services: the transforms that read them are checked for their config only", n.Describe(), o.From).
 				Detail = "sluice validate --check-services checks them against it"
 		}
 	}
@@ -295,17 +295,17 @@ func (f *file) build(n *Node, p *Plan) {
 func (f *file) checkInputCount(n *Node, spec *component.Spec) bool {
 	switch {
 	case spec.Kind == component.KindSource && len(n.Inputs) > 0:
-		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s is a source and takes no input", n.describe())
+		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s is a source and takes no input", n.Describe())
 		return false
 	case spec.Kind != component.KindSource && len(n.Inputs) < max(spec.MinInputs, 1):
-		d := f.dec.Errorf(n.Pos, "%s needs an input", n.describe())
+		d := f.dec.Errorf(n.Pos, "%s needs an input", n.Describe())
 		if !f.chain {
 			d.Detail = "in a composite pipeline every transform but the sources names its input:, e.g. input: ReadFromKafka"
 		}
 		return false
 	case spec.MaxInputs >= 0 && len(n.Inputs) > max(spec.MaxInputs, 1):
 		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s takes one input, not %d; use Flatten to merge inputs",
-			n.describe(), len(n.Inputs))
+			n.Describe(), len(n.Inputs))
 		return false
 	}
 	return true
@@ -322,7 +322,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 		if out, ok := from.Output(component.Main); ok && len(from.Outputs) == 1 && e.Tag == "" {
 			return out, true
 		}
-		f.dec.Errorf(f.dec.At(e.node), "%s has no output %q (its outputs: %s)", from.describe(), e.Tag, tags(from))
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output %q (its outputs: %s)", from.Describe(), e.Tag, tags(from))
 		return component.Output{}, false
 	}
 	var main []component.Output
@@ -333,7 +333,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 	}
 	switch {
 	case len(from.Outputs) == 0:
-		f.dec.Errorf(f.dec.At(e.node), "%s has no output to consume (%s writes, it does not produce)", from.describe(), from.Type)
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output to consume (%s writes, it does not produce)", from.Describe(), from.Type)
 	case len(main) == 1:
 		return main[0], true
 	default:
@@ -341,7 +341,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 		if e.node != nil {
 			where = f.dec.At(e.node)
 		}
-		f.dec.Errorf(where, "%s has several outputs (%s): name one, e.g. %s.%s", from.describe(), tags(from), from.Name, from.Outputs[0].Tag)
+		f.dec.Errorf(where, "%s has several outputs (%s): name one, e.g. %s.%s", from.Describe(), tags(from), from.Name, from.Outputs[0].Tag)
 	}
 	return component.Output{}, false
 }
