@@ -296,7 +296,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
+	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes,
 		EpochInterval: r.plan.Trigger, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
 	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {

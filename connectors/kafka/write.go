@@ -79,7 +79,7 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	}
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
 	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
-		input: ctx.Input(), errOut: errOut, keyOf: keyFn}, nil
+		input: ctx.Input(), errOut: errOut, keyOf: keyFn, exactly: ctx.Options.Delivery != component.AtLeastOnce}, nil
 }
 
 func writeFormatOf(ctx *component.Context, cfg *WriteConfig) (writeFormat, bool) {
