@@ -214,7 +214,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 		progressMode = "asynchronous, at most every " + r.async.interval.String() + ": a crash delivers again what came since the last progress written"
 	}
 	r.log.Info("pipeline started", "pipeline", p.Options.Name, "lanes", r.lanes, "delivery", p.Options.Delivery,
-		"epoch_every", p.Trigger.String(), "first_epoch", first, "progress", progressMode)
+		"epoch_every", p.EpochInterval.String(), "first_epoch", first, "progress", progressMode)
 
 	g, gctx := errgroup.WithContext(ctx)
 	r.readCtx, r.stopRead = context.WithCancel(gctx) // a failure anywhere also ends reads
@@ -297,7 +297,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes,
-		EpochInterval: r.plan.Trigger, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
+		EpochInterval: r.plan.EpochInterval, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
 	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
@@ -532,7 +532,7 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 			close(s.req)
 		}
 	}()
-	ticker := time.NewTicker(r.plan.Trigger)
+	ticker := time.NewTicker(r.plan.EpochInterval)
 	defer ticker.Stop()
 	var cut int64
 	var fireEmit map[*Node]component.Emit // lane 0's stages, for what the coordinator fires

@@ -25,7 +25,7 @@ func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) (compon
 		// Another copy starting at the same time may have written its first rows, and not
 		// yet its checkpoint (at_least_once writes rows first): ask again after two epochs.
 		select {
-		case <-time.After(min(max(2*r.plan.Trigger, time.Second), 10*time.Second)):
+		case <-time.After(min(max(2*r.plan.EpochInterval, time.Second), 10*time.Second)):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -28,8 +28,10 @@ type Plan struct {
 	Warnings diag.List
 	// SpecHash identifies the rendered spec, with secret values masked.
 	SpecHash string
-	// Trigger is the epoch length: the shortest a sink asks for, else checkpoint_interval.
-	Trigger time.Duration
+	// EpochInterval is how often a run cuts an epoch: the shortest trigger a sink asks for
+	// (component.Context.SetTrigger), else options.checkpoint_interval. It is worked out once,
+	// when the plan is built, and sinks learn it as component.SinkInfo.EpochInterval.
+	EpochInterval time.Duration
 	// Secrets are values that must never be shown: mask logs and errors with them.
 	Secrets *secret.Set
 	// Template is the file's template header, or nil.
@@ -59,6 +61,9 @@ type Node struct {
 	// the node was checked for its config only.
 	unknown bool
 	stateID []string // a stateful transform's identity (lineage.go)
+	// trigger is the epoch length the component asked for when it was built (a sink's
+	// triggering frequency), or 0.
+	trigger time.Duration
 }
 
 // Edge is an input of a node: the output Tag of From.
@@ -200,9 +205,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
 		}
 	}
-	if p.Trigger == 0 {
-		p.Trigger = time.Duration(p.Options.CheckpointInterval)
-	}
+	p.EpochInterval = epochInterval(p.Nodes, p.Options)
 	if sorted, ok := p.Warnings.Err().(diag.List); ok {
 		p.Warnings = sorted // in file order
 	}
@@ -287,9 +290,22 @@ func (f *file) build(n *Node, p *Plan) {
 				Detail = "sluice validate --check-services checks them against it"
 		}
 	}
-	if t := ctx.Trigger(); t > 0 && (p.Trigger == 0 || t < p.Trigger) {
-		p.Trigger = t
+	n.trigger = ctx.Trigger()
+}
+
+// epochInterval is Plan.EpochInterval: the shortest trigger the nodes asked for, else
+// options.checkpoint_interval.
+func epochInterval(nodes []*Node, o Options) time.Duration {
+	var shortest time.Duration
+	for _, n := range nodes {
+		if n.trigger > 0 && (shortest == 0 || n.trigger < shortest) {
+			shortest = n.trigger
+		}
 	}
+	if shortest == 0 {
+		return time.Duration(o.CheckpointInterval)
+	}
+	return shortest
 }
 
 func (f *file) checkInputCount(n *Node, spec *component.Spec) bool {
