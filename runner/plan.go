@@ -61,6 +61,8 @@ type Node struct {
 	// the node was checked for its config only.
 	unknown bool
 	stateID []string // a stateful transform's identity (lineage.go)
+	// window is n's own windowing: key, decoded (the one decoding of it), or nil.
+	window *window.Spec
 	// trigger is the epoch length the component asked for when it was built (a sink's
 	// triggering frequency), or 0.
 	trigger time.Duration
@@ -178,7 +180,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 	p.Options = f.options
 	p.SpecHash = specHash(src)
 	if f.pipeline.Windowing != nil {
-		window.Decode(f.dec, f.pipeline.Windowing)
+		f.window = window.Decode(f.dec, f.pipeline.Windowing)
 	}
 	nodes := f.collect()
 	f.resolve(nodes)
@@ -245,16 +247,21 @@ func (f *file) build(n *Node, p *Plan) {
 	if n.spec.ResourceHints != nil {
 		p.Warnings.Add(f.dec.At(n.spec.ResourceHints), "resource_hints are ignored: sluice runs in one process")
 	}
-	if n.spec.Windowing != nil && window.Decode(f.dec, n.spec.Windowing) == nil {
-		return
+	if n.spec.Windowing != nil {
+		if n.window = window.Decode(f.dec, n.spec.Windowing); n.window == nil {
+			return
+		}
 	}
 	if !f.checkInputCount(n, spec) {
 		return
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
-		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n), Offline: p.Offline,
+		Exprs: exprCompiler{lines: f.dec.Lines}, Offline: p.Offline,
 		Options: component.Options{Delivery: p.Delivery(),
 			StateLimit: p.Options.StateLimitMB << 20, IdleTimeout: time.Duration(p.Options.WindowIdleTimeout)}}
+	if w := f.windowingOf(n); w != nil {
+		ctx.Windowing = w // never a nil *window.Spec, which would read as a windowing
+	}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
 		if e.From.failed || e.From.unknown {
@@ -421,23 +428,23 @@ func (f *file) windowID(n *Node) string {
 	if w == nil {
 		return `{"type":"global"}`
 	}
-	if spec := window.Decode(f.dec, w); spec != nil {
-		if b, err := json.Marshal(spec); err == nil {
-			return string(b)
-		}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "unencodable"
 	}
-	return canonical(w)
+	return string(b)
 }
 
 // windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's
 // own `windowing:`, else that of the transform producing its (first) input, and so on up,
-// else, at a root, the pipeline's. WindowInto takes only its own: it is what sets one.
-func (f *file) windowingOf(n *Node) *yaml.Node {
+// else, at a root, the pipeline's; nil for the global window. WindowInto takes only its own:
+// it is what sets one. Each windowing: key was decoded once, where it is written.
+func (f *file) windowingOf(n *Node) *window.Spec {
 	switch {
 	case n.spec.Windowing != nil || n.Type == "WindowInto":
-		return n.spec.Windowing
+		return n.window
 	case len(n.Inputs) == 0:
-		return f.pipeline.Windowing
+		return f.window
 	}
 	return f.windowingOf(n.Inputs[0].From)
 }
