@@ -41,7 +41,8 @@ type Plan struct {
 	Offline bool
 }
 
-// Node is one transform of a plan.
+// Node is one transform of a plan. Outside the runner it is read-only: the tools read its
+// exported fields and the accessors of view.go.
 type Node struct {
 	Type, Name string
 	Pos        diag.Pos
