@@ -174,8 +174,6 @@ type SinkInfo struct {
 	Pipeline string
 	// Lanes is the number of lanes that will write; Writer is called with 0..Lanes-1.
 	Lanes int
-	// Delivery is ExactlyOnce or AtLeastOnce.
-	Delivery Delivery
 	// EpochInterval is how often the run cuts an epoch (the shortest trigger of all sinks, or
 	// options.checkpoint_interval): a sink whose transactions span an epoch sizes their
 	// timeouts from it.
@@ -277,6 +275,8 @@ const (
 
 // Options are the runner options a component may need while it is built.
 type Options struct {
+	// Delivery is the pipeline's guarantee, ExactlyOnce ("" counts as it) or AtLeastOnce. A
+	// sink keeps it from its build for Open: SinkInfo does not repeat it.
 	Delivery Delivery
 	// StateLimit bounds the state of each stateful transform, in bytes: beyond it the
 	// pipeline stops with an error rather than swap.

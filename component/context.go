@@ -44,8 +44,10 @@ type Context struct {
 	// Exprs compiles expressions for connectors that take one (WriteToKafka's key), so
 	// that connectors need not import the transforms.
 	Exprs Expressions
-	// Windowing is the transform's `windowing:` node, or nil.
-	Windowing *yaml.Node
+	// Windowing is the windowing in effect for the transform's input (Beam's push-down of
+	// the file's windowing: keys), decoded and checked by the runner; nil for the global
+	// window.
+	Windowing Windowing
 	// Offline says that the pipeline is only checked (sluice validate, graph, diff): building
 	// must not connect to anything nor create a file or directory. Reading a local file the
 	// config names (a descriptor set, a schema file) is fine. What only a service can tell
@@ -64,6 +66,15 @@ func (c *Context) SetTrigger(d time.Duration) { c.trigger = d }
 
 // Trigger returns the interval set by SetTrigger, or 0.
 func (c *Context) Trigger() time.Duration { return c.trigger }
+
+// Windowing is a windowing spec as the runner decodes it from a pipeline file, once per
+// windowing: key. Its one implementation is transforms/window.Spec, which the transforms that
+// group by window read it as; the contract only carries it, so that it need not know the
+// kinds of window.
+type Windowing interface {
+	// WindowType is the kind of window: global, fixed, sliding or sessions.
+	WindowType() string
+}
 
 // Expressions compiles expressions against a schema.
 type Expressions interface {

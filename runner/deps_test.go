@@ -9,7 +9,9 @@ import (
 // TestDependencyDirection holds the layering of DESIGN.md section 1 (with component/ as the
 // contract between the runner and components, and formats/ as the codecs' config below the
 // connectors, docs/architecture.md):
-// cmd -> runner -> {templates, transforms, connectors} -> formats -> component -> schemas -> internal.
+// cmd -> tools -> runner -> {templates, transforms, connectors} -> formats -> component -> schemas -> internal,
+// where tools are the commands' logic that uses a plan without running it (diff, pipeline
+// tests, status).
 func TestDependencyDirection(t *testing.T) {
 	const mod = "github.com/sluicehq/sluice/"
 	list := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...")
@@ -20,7 +22,7 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	layer := func(pkg string) string {
 		p := strings.TrimPrefix(pkg, mod)
-		for _, l := range []string{"cmd", "bench", "chaos", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"} {
+		for _, l := range []string{"cmd", "bench", "chaos", "tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"} {
 			if p == l || strings.HasPrefix(p, l+"/") {
 				return l
 			}
@@ -29,10 +31,11 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	// allowed[a] lists the layers a package of layer a may import (besides its own).
 	allowed := map[string][]string{
-		"cmd": {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
+		"cmd": {"tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		// The tools that run the sluice binary from outside: they may use any layer's helpers.
 		"bench":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"chaos":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
+		"tools":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"runner":     {"templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"templates":  {"component", "schemas", "internal"},
 		"transforms": {"component", "schemas", "internal"},

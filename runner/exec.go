@@ -211,7 +211,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Health.started(p.Trigger)
+	cfg.Health.started(p.EpochInterval)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	progressMode := "synchronous: each epoch is committed before the next is cut"
@@ -219,7 +219,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 		progressMode = "asynchronous, at most every " + r.async.interval.String() + ": a crash delivers again what came since the last progress written"
 	}
 	r.log.Info("pipeline started", "pipeline", p.Options.Name, "lanes", r.lanes, "delivery", p.Options.Delivery,
-		"epoch_every", p.Trigger.String(), "first_epoch", first, "progress", progressMode)
+		"epoch_every", p.EpochInterval.String(), "first_epoch", first, "progress", progressMode)
 
 	g, gctx := errgroup.WithContext(ctx)
 	r.readCtx, r.stopRead = context.WithCancel(gctx) // a failure anywhere also ends reads
@@ -301,18 +301,18 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes, Delivery: r.plan.Delivery(),
-		EpochInterval: r.plan.Trigger, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
+	info := component.SinkInfo{Pipeline: r.plan.Options.Name, Lanes: r.lanes,
+		EpochInterval: r.plan.EpochInterval, Instance: instance, UnknownCommit: r.cfg.UnknownCommit}
 	claims := map[*sinkState]component.Occupied{} // sinks starting afresh on their target
 	for _, k := range r.sinks {
 		info.Shared = slices.ContainsFunc(r.grouped(), func(s *sourceState) bool { return slices.Contains(s.sinks, k) })
 		var cp *component.Checkpoint
-		err := r.openRetrying(ctx, k.node.describe(), func() (err error) {
+		err := r.openRetrying(ctx, k.node.Describe(), func() (err error) {
 			cp, err = k.sink.Open(ctx, info)
 			return err
 		})
 		if err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", k.node.describe(), k.node.Pos, err)
+			return 0, fmt.Errorf("%s (%s): %w", k.node.Describe(), k.node.Pos, err)
 		}
 		k.restored = cp
 		if cp == nil {
@@ -360,8 +360,8 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		if len(restored) > 0 {
 			from = schemas.Min(restored...)
 		}
-		if err := r.openRetrying(ctx, s.node.describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+		if err := r.openRetrying(ctx, s.node.Describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
+			return 0, fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
 		}
 		if len(from) > 0 {
 			r.log.Info("resuming", "source", s.node.Name, "from", from.String())
@@ -376,7 +376,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			at.Advance(starts[s])
 		}
 		if err := o.Claim(ctx, at); err != nil {
-			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.describe(), k.node.Pos, err)
+			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.Describe(), k.node.Pos, err)
 		}
 	}
 	return last + 1, nil
@@ -486,12 +486,12 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		case errors.Is(err, context.Canceled) && r.readCtx.Err() != nil && ctx.Err() == nil:
 			continue // the read was interrupted by a graceful stop
 		case err != nil:
-			return fmt.Errorf("%s (%s): %w", s.node.describe(), s.node.Pos, err)
+			return fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
 		case b == nil || b.Len() == 0:
 			continue
 		}
 		if len(b.Pos) != b.Len() {
-			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.describe(), s.node.Pos, b.Len(), len(b.Pos))
+			return fmt.Errorf("%s (%s): a batch of %d records carries %d positions", s.node.Describe(), s.node.Pos, b.Len(), len(b.Pos))
 		}
 		r.read.Add(int64(b.Len()))
 		s.records.Add(int64(b.Len()))
@@ -538,7 +538,7 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 			close(s.req)
 		}
 	}()
-	ticker := time.NewTicker(r.plan.Trigger)
+	ticker := time.NewTicker(r.plan.EpochInterval)
 	defer ticker.Stop()
 	var cut int64
 	var fireEmit map[*Node]component.Emit // lane 0's stages, for what the coordinator fires
@@ -691,7 +691,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 		wg.Go(func() {
 			start := time.Now()
 			if err := k.sink.Commit(ctx, cp); err != nil {
-				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.describe(), k.node.Pos, e, err)
+				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.Describe(), k.node.Pos, e, err)
 				return
 			}
 			r.metrics.committed(k, start)

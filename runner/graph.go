@@ -46,7 +46,7 @@ func (f *file) collect() []*Node {
 		if f.chain && prev != nil {
 			if n.explicitInput {
 				f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")),
-					"%s has an input, but in a chain each transform consumes the previous one", n.describe()).
+					"%s has an input, but in a chain each transform consumes the previous one", n.Describe()).
 					Detail = "remove input:, or make the pipeline type: composite"
 			}
 			n.refs = []ref{{prev: prev, node: n.yaml}}
@@ -78,7 +78,7 @@ func (f *file) collect() []*Node {
 	for i := range f.pipeline.ExtraTransforms {
 		n := add(&f.pipeline.ExtraTransforms[i], "")
 		if n != nil && !n.explicitInput {
-			f.dec.Errorf(n.Pos, "%s in extra_transforms needs an input", n.describe())
+			f.dec.Errorf(n.Pos, "%s in extra_transforms needs an input", n.Describe())
 		}
 	}
 	f.checkNames(nodes)
@@ -166,16 +166,16 @@ func (f *file) resolve(nodes []*Node) {
 			switch {
 			case len(matches) == 0:
 				cands := append(append([]string(nil), names...), keys(byType)...)
-				f.dec.Errorf(f.dec.At(r.node), "unknown transform %q in the input of %s%s", r.text, n.describe(), diag.DidYouMean(target, cands))
+				f.dec.Errorf(f.dec.At(r.node), "unknown transform %q in the input of %s%s", r.text, n.Describe(), diag.DidYouMean(target, cands))
 			case len(matches) > 1:
 				var lines []string
 				for _, m := range matches {
 					lines = append(lines, fmt.Sprint(m.Pos.Line))
 				}
 				f.dec.Errorf(f.dec.At(r.node), "ambiguous transform %q in the input of %s: it matches the transforms at lines %s",
-					target, n.describe(), strings.Join(lines, ", ")).Detail = "give them distinct name: keys and refer to one by name"
+					target, n.Describe(), strings.Join(lines, ", ")).Detail = "give them distinct name: keys and refer to one by name"
 			case matches[0] == n:
-				f.dec.Errorf(f.dec.At(r.node), "%s cannot consume its own output", n.describe())
+				f.dec.Errorf(f.dec.At(r.node), "%s cannot consume its own output", n.Describe())
 			default:
 				n.Inputs = append(n.Inputs, Edge{From: matches[0], Tag: tag, Key: r.key, explicitTag: tag != "", node: r.node})
 			}

@@ -17,12 +17,14 @@ type stageError struct {
 }
 
 func (e *stageError) Error() string {
-	return fmt.Sprintf("%s (%s): %v", e.node.describe(), e.node.Pos, e.err)
+	return fmt.Sprintf("%s (%s): %v", e.node.Describe(), e.node.Pos, e.err)
 }
 
 func (e *stageError) Unwrap() error { return e.err }
 
-func inStage(n *Node, err error) error {
+// InStage names n and its position in err (unless err names a transform already), as every
+// error out of a lane does. It returns nil for nil.
+func (n *Node) InStage(err error) error {
 	var se *stageError
 	if err == nil || errors.As(err, &se) {
 		return err
@@ -60,7 +62,7 @@ func (r *run) lane(ctx context.Context, l int) error {
 			cases[chosen].Chan = reflect.ValueOf(r.sources[chosen].out[l])
 			s := r.sources[chosen]
 			if err := s.src.Decode(ctx, it.b, emit[s.node]); err != nil {
-				return inStage(s.node, err)
+				return s.node.InStage(err)
 			}
 			continue
 		}
@@ -88,7 +90,7 @@ func (r *run) passBarrier(ctx context.Context, l int, epoch uint64) error {
 	}
 	for _, k := range r.sinks {
 		if err := k.writers[l].Flush(ctx, epoch); err != nil {
-			return inStage(k.node, fmt.Errorf("flushing epoch %d: %w", epoch, err))
+			return k.node.InStage(fmt.Errorf("flushing epoch %d: %w", epoch, err))
 		}
 	}
 	select {
@@ -133,7 +135,7 @@ func (r *run) laneEmitters(ctx context.Context, l int) map[*Node]component.Emit 
 func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, emit map[*Node]component.Emit) error {
 	if k := r.bySink[t.node]; k != nil {
 		if len(b.Pos) != len(b.Rows) {
-			return inStage(t.node, fmt.Errorf("received %d rows with %d positions: the transform before it lost them", len(b.Rows), len(b.Pos)))
+			return t.node.InStage(fmt.Errorf("received %d rows with %d positions: the transform before it lost them", len(b.Rows), len(b.Pos)))
 		}
 		b = k.uncovered(b)
 		if len(b.Rows) == 0 {
@@ -141,12 +143,12 @@ func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, em
 		}
 		k.rows.Add(int64(len(b.Rows)))
 		if ew, ok := k.writers[l].(component.ErrorWriter); ok {
-			return inStage(t.node, ew.WriteWithErrors(ctx, b, emit[t.node]))
+			return t.node.InStage(ew.WriteWithErrors(ctx, b, emit[t.node]))
 		}
-		return inStage(t.node, k.writers[l].Write(ctx, b))
+		return t.node.InStage(k.writers[l].Write(ctx, b))
 	}
 	tr := t.node.Impl.(component.Transform)
-	return inStage(t.node, tr.Process(ctx, t.input, b, emit[t.node]))
+	return t.node.InStage(tr.Process(ctx, t.input, b, emit[t.node]))
 }
 
 // uncovered drops the records the sink's restored checkpoint already holds: after a crash the

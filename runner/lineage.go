@@ -101,14 +101,7 @@ func (n *Node) UpstreamSources() []*Node {
 
 // canonical is n as JSON with sorted keys ("null" for none).
 func canonical(n *yaml.Node) string {
-	if n == nil {
-		return "null"
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return "undecodable"
-	}
-	b, err := json.Marshal(jsonable(v))
+	b, err := json.Marshal(decoded(n))
 	if err != nil {
 		return "unencodable"
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/transforms/window"
 	"gopkg.in/yaml.v3"
 )
 
@@ -65,6 +66,8 @@ type file struct {
 	dec      *component.Decoder
 	root     *yaml.Node
 	pipeline pipelineSpec
+	// window is the pipeline's windowing: key, decoded, or nil.
+	window   *window.Spec
 	options  Options
 	chain    bool
 	warnings *diag.List

@@ -25,14 +25,14 @@ func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) (compon
 		// Another copy starting at the same time may have written its first rows, and not
 		// yet its checkpoint (at_least_once writes rows first): ask again after two epochs.
 		select {
-		case <-time.After(min(max(2*r.plan.Trigger, time.Second), 10*time.Second)):
+		case <-time.After(min(max(2*r.plan.EpochInterval, time.Second), 10*time.Second)):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		holds, err = o.Holds(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): checking whether its target is empty: %w", k.node.describe(), k.node.Pos, err)
+		return nil, fmt.Errorf("%s (%s): checking whether its target is empty: %w", k.node.Describe(), k.node.Pos, err)
 	}
 	if holds != "" && !r.cfg.AllowResetState {
 		return nil, r.refuseOccupied(k, holds)
@@ -47,5 +47,5 @@ func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) (compon
 func (r *run) refuseOccupied(k *sinkState, holds string) error {
 	return fmt.Errorf("%s (%s) has no checkpoint of pipeline %q, but %s. If this pipeline wrote it, its checkpoint was lost and running would write it again: restore the checkpoint, or give the pipeline another options.name or the sink another target. "+
 		"If the data is not this pipeline's, or writing it again is what you want, run with --allow-reset-state: sources start at their default position",
-		k.node.describe(), k.node.Pos, r.plan.Options.Name, holds)
+		k.node.Describe(), k.node.Pos, r.plan.Options.Name, holds)
 }

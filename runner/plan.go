@@ -28,8 +28,10 @@ type Plan struct {
 	Warnings diag.List
 	// SpecHash identifies the rendered spec, with secret values masked.
 	SpecHash string
-	// Trigger is the epoch length: the shortest a sink asks for, else checkpoint_interval.
-	Trigger time.Duration
+	// EpochInterval is how often a run cuts an epoch: the shortest trigger a sink asks for
+	// (component.Context.SetTrigger), else options.checkpoint_interval. It is worked out once,
+	// when the plan is built, and sinks learn it as component.SinkInfo.EpochInterval.
+	EpochInterval time.Duration
 	// Secrets are values that must never be shown: mask logs and errors with them.
 	Secrets *secret.Set
 	// Template is the file's template header, or nil.
@@ -39,7 +41,8 @@ type Plan struct {
 	Offline bool
 }
 
-// Node is one transform of a plan.
+// Node is one transform of a plan. Outside the runner it is read-only: the tools read its
+// exported fields and the accessors of view.go.
 type Node struct {
 	Type, Name string
 	Pos        diag.Pos
@@ -59,6 +62,11 @@ type Node struct {
 	// the node was checked for its config only.
 	unknown bool
 	stateID []string // a stateful transform's identity (lineage.go)
+	// window is n's own windowing: key, decoded (the one decoding of it), or nil.
+	window *window.Spec
+	// trigger is the epoch length the component asked for when it was built (a sink's
+	// triggering frequency), or 0.
+	trigger time.Duration
 }
 
 // Edge is an input of a node: the output Tag of From.
@@ -71,7 +79,7 @@ type Edge struct {
 	node        *yaml.Node
 }
 
-func (n *Node) describe() string {
+func (n *Node) Describe() string {
 	if n.Name == n.Type {
 		return n.Type
 	}
@@ -173,7 +181,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 	p.Options = f.options
 	p.SpecHash = specHash(src)
 	if f.pipeline.Windowing != nil {
-		window.Decode(f.dec, f.pipeline.Windowing)
+		f.window = window.Decode(f.dec, f.pipeline.Windowing)
 	}
 	nodes := f.collect()
 	f.resolve(nodes)
@@ -200,9 +208,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
 		}
 	}
-	if p.Trigger == 0 {
-		p.Trigger = time.Duration(p.Options.CheckpointInterval)
-	}
+	p.EpochInterval = epochInterval(p.Nodes, p.Options)
 	if sorted, ok := p.Warnings.Err().(diag.List); ok {
 		p.Warnings = sorted // in file order
 	}
@@ -242,16 +248,21 @@ func (f *file) build(n *Node, p *Plan) {
 	if n.spec.ResourceHints != nil {
 		p.Warnings.Add(f.dec.At(n.spec.ResourceHints), "resource_hints are ignored: sluice runs in one process")
 	}
-	if n.spec.Windowing != nil && window.Decode(f.dec, n.spec.Windowing) == nil {
-		return
+	if n.spec.Windowing != nil {
+		if n.window = window.Decode(f.dec, n.spec.Windowing); n.window == nil {
+			return
+		}
 	}
 	if !f.checkInputCount(n, spec) {
 		return
 	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
-		Exprs: exprCompiler{lines: f.dec.Lines}, Windowing: f.windowingOf(n), Offline: p.Offline,
+		Exprs: exprCompiler{lines: f.dec.Lines}, Offline: p.Offline,
 		Options: component.Options{Delivery: p.Delivery(),
 			StateLimit: p.Options.StateLimitMB << 20, IdleTimeout: time.Duration(p.Options.WindowIdleTimeout)}}
+	if w := f.windowingOf(n); w != nil {
+		ctx.Windowing = w // never a nil *window.Spec, which would read as a windowing
+	}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]
 		if e.From.failed || e.From.unknown {
@@ -283,29 +294,42 @@ func (f *file) build(n *Node, p *Plan) {
 	n.Impl, n.Outputs, n.failed = impl, ctx.Outputs(), false
 	for _, o := range n.Outputs {
 		if o.Schema == nil && o.From != "" {
-			p.Warnings.Add(n.Pos, "%s: the schema of its rows comes from %s, which is not asked without --check-services: the transforms that read them are checked for their config only", n.describe(), o.From).
+			p.Warnings.Add(n.Pos, "%s: the schema of its rows comes from %s, which is not asked without --check-services: the transforms that read them are checked for their config only", n.Describe(), o.From).
 				Detail = "sluice validate --check-services checks them against it"
 		}
 	}
-	if t := ctx.Trigger(); t > 0 && (p.Trigger == 0 || t < p.Trigger) {
-		p.Trigger = t
+	n.trigger = ctx.Trigger()
+}
+
+// epochInterval is Plan.EpochInterval: the shortest trigger the nodes asked for, else
+// options.checkpoint_interval.
+func epochInterval(nodes []*Node, o Options) time.Duration {
+	var shortest time.Duration
+	for _, n := range nodes {
+		if n.trigger > 0 && (shortest == 0 || n.trigger < shortest) {
+			shortest = n.trigger
+		}
 	}
+	if shortest == 0 {
+		return time.Duration(o.CheckpointInterval)
+	}
+	return shortest
 }
 
 func (f *file) checkInputCount(n *Node, spec *component.Spec) bool {
 	switch {
 	case spec.Kind == component.KindSource && len(n.Inputs) > 0:
-		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s is a source and takes no input", n.describe())
+		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s is a source and takes no input", n.Describe())
 		return false
 	case spec.Kind != component.KindSource && len(n.Inputs) < max(spec.MinInputs, 1):
-		d := f.dec.Errorf(n.Pos, "%s needs an input", n.describe())
+		d := f.dec.Errorf(n.Pos, "%s needs an input", n.Describe())
 		if !f.chain {
 			d.Detail = "in a composite pipeline every transform but the sources names its input:, e.g. input: ReadFromKafka"
 		}
 		return false
 	case spec.MaxInputs >= 0 && len(n.Inputs) > max(spec.MaxInputs, 1):
 		f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")), "%s takes one input, not %d; use Flatten to merge inputs",
-			n.describe(), len(n.Inputs))
+			n.Describe(), len(n.Inputs))
 		return false
 	}
 	return true
@@ -322,7 +346,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 		if out, ok := from.Output(component.Main); ok && len(from.Outputs) == 1 && e.Tag == "" {
 			return out, true
 		}
-		f.dec.Errorf(f.dec.At(e.node), "%s has no output %q (its outputs: %s)", from.describe(), e.Tag, tags(from))
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output %q (its outputs: %s)", from.Describe(), e.Tag, tags(from))
 		return component.Output{}, false
 	}
 	var main []component.Output
@@ -333,7 +357,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 	}
 	switch {
 	case len(from.Outputs) == 0:
-		f.dec.Errorf(f.dec.At(e.node), "%s has no output to consume (%s writes, it does not produce)", from.describe(), from.Type)
+		f.dec.Errorf(f.dec.At(e.node), "%s has no output to consume (%s writes, it does not produce)", from.Describe(), from.Type)
 	case len(main) == 1:
 		return main[0], true
 	default:
@@ -341,7 +365,7 @@ func (f *file) pickOutput(n *Node, e *Edge) (component.Output, bool) {
 		if e.node != nil {
 			where = f.dec.At(e.node)
 		}
-		f.dec.Errorf(where, "%s has several outputs (%s): name one, e.g. %s.%s", from.describe(), tags(from), from.Name, from.Outputs[0].Tag)
+		f.dec.Errorf(where, "%s has several outputs (%s): name one, e.g. %s.%s", from.Describe(), tags(from), from.Name, from.Outputs[0].Tag)
 	}
 	return component.Output{}, false
 }
@@ -405,23 +429,23 @@ func (f *file) windowID(n *Node) string {
 	if w == nil {
 		return `{"type":"global"}`
 	}
-	if spec := window.Decode(f.dec, w); spec != nil {
-		if b, err := json.Marshal(spec); err == nil {
-			return string(b)
-		}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "unencodable"
 	}
-	return canonical(w)
+	return string(b)
 }
 
 // windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's
 // own `windowing:`, else that of the transform producing its (first) input, and so on up,
-// else, at a root, the pipeline's. WindowInto takes only its own: it is what sets one.
-func (f *file) windowingOf(n *Node) *yaml.Node {
+// else, at a root, the pipeline's; nil for the global window. WindowInto takes only its own:
+// it is what sets one. Each windowing: key was decoded once, where it is written.
+func (f *file) windowingOf(n *Node) *window.Spec {
 	switch {
 	case n.spec.Windowing != nil || n.Type == "WindowInto":
-		return n.spec.Windowing
+		return n.window
 	case len(n.Inputs) == 0:
-		return f.pipeline.Windowing
+		return f.window
 	}
 	return f.windowingOf(n.Inputs[0].From)
 }

@@ -60,7 +60,7 @@ func (b rebalancer) Lost(parts []component.Partition, cause error) {
 		why = cause.Error()
 	}
 	err := fmt.Errorf("%s (%s): lost partitions %v without handing them over (%s); stopping without committing what was read of them since the last commit: the next run resumes from there",
-		b.s.node.describe(), b.s.node.Pos, parts, why)
+		b.s.node.Describe(), b.s.node.Pos, parts, why)
 	b.r.lost.CompareAndSwap(nil, &err)
 	b.r.poke()
 }
@@ -96,13 +96,13 @@ func (r *run) prepareGroups() (string, error) {
 		for _, k := range s.sinks {
 			if _, ok := k.sink.(component.Reloader); !ok {
 				errs = append(errs, fmt.Errorf("%s (%s) cannot be written by several copies of the pipeline, but %s (%s) reads in consumer group %q: give it no group.id, or write to a sink that can be shared",
-					k.node.describe(), k.node.Pos, s.node.describe(), s.node.Pos, s.src.(component.Grouped).Group()))
+					k.node.Describe(), k.node.Pos, s.node.Describe(), s.node.Pos, s.src.(component.Grouped).Group()))
 			}
 		}
 		for _, n := range r.state.nodes {
 			if slices.Contains(r.state.sources[n], s) {
 				errs = append(errs, fmt.Errorf("%s (%s) groups by key and window, but %s (%s) reads in consumer group %q, whose copies each see only some partitions, so each would emit partial windows: run one copy without group.id (grouping across copies is not built yet)",
-					n.describe(), n.Pos, s.node.describe(), s.node.Pos, s.src.(component.Grouped).Group()))
+					n.Describe(), n.Pos, s.node.Describe(), s.node.Pos, s.src.(component.Grouped).Group()))
 			}
 		}
 		s.src.(component.Grouped).SetRebalancer(rebalancer{r: r, s: s})
@@ -129,7 +129,7 @@ func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Pa
 		cp, err := k.sink.(component.Reloader).Reload(ctx)
 		if err != nil {
 			r.log.Warn("reading a sink's checkpoint for newly assigned partitions failed", "sink", k.node.Name, "err", err)
-			return nil, fmt.Errorf("%s (%s): reading its checkpoint for newly assigned partitions: %w", k.node.describe(), k.node.Pos, err)
+			return nil, fmt.Errorf("%s (%s): reading its checkpoint for newly assigned partitions: %w", k.node.Describe(), k.node.Pos, err)
 		}
 		got := schemas.Offsets{}
 		if cp != nil {

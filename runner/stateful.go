@@ -93,12 +93,12 @@ func (r *run) fire(ctx context.Context, final bool, next map[*sourceState]schema
 		}
 		before := st.Fired()
 		if err := st.Fire(ctx, upstream, final, emit[n]); err != nil {
-			return false, nil, inStage(n, fmt.Errorf("firing windows: %w", err))
+			return false, nil, n.InStage(fmt.Errorf("firing windows: %w", err))
 		}
 		fired = fired || !before.Equal(st.Fired())
 		snap, err := st.Snapshot()
 		if err != nil {
-			return false, nil, inStage(n, fmt.Errorf("snapshotting its state: %w", err))
+			return false, nil, n.InStage(fmt.Errorf("snapshotting its state: %w", err))
 		}
 		snaps[n.Name] = snap
 	}
@@ -144,7 +144,7 @@ func (r *run) restoreState() error {
 	for _, n := range r.state.nodes {
 		if snap, ok := snaps[n.Name]; ok {
 			if err := n.Impl.(component.Stateful).Restore(snap); err != nil {
-				return fmt.Errorf("%s (%s): %w", n.describe(), n.Pos, err)
+				return fmt.Errorf("%s (%s): %w", n.Describe(), n.Pos, err)
 			}
 		}
 	}

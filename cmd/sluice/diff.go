@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/templates"
+	"github.com/sluicehq/sluice/tools/diff"
 )
 
 // exitIncompatible is sluice diff's exit code when the new spec cannot resume from the old
@@ -74,22 +75,22 @@ func diffCmd(args []string, stdout, stderr io.Writer) int {
 	if code != exitOK {
 		return code
 	}
-	diff := runner.DiffPlans(plans[0], plans[1])
-	diff.Old, diff.New = in[0].display(), in[1].display()
+	d := diff.Plans(plans[0], plans[1])
+	d.Old, d.New = in[0].display(), in[1].display()
 	if *asJSON {
 		var b strings.Builder
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(diff); err != nil {
+		if err := enc.Encode(d); err != nil {
 			report(stderr, fmt.Errorf("encoding the diff: %w", err))
 			return exitRuntime
 		}
 		fmt.Fprint(stdout, shown.Mask(b.String()))
 	} else {
-		fmt.Fprint(stdout, shown.Mask(diff.Text(*quiet)))
+		fmt.Fprint(stdout, shown.Mask(d.Text(*quiet)))
 	}
-	if !diff.Verdict.Compatible {
+	if !d.Verdict.Compatible {
 		return exitIncompatible
 	}
 	return exitOK

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/tools/diff"
 )
 
 var updateDiff = flag.Bool("update", false, "rewrite the golden files of sluice diff (testdata/diff/*/want.txt)")
@@ -140,7 +140,7 @@ func TestDiffJSON(t *testing.T) {
 	if code != exitIncompatible {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	var d runner.Diff
+	var d diff.Diff
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

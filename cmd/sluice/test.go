@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/templates"
+	"github.com/sluicehq/sluice/tools/pipelinetest"
 )
 
 // testTimeout bounds one test: a source a test reads for real (allowed_sources) must end.
@@ -45,7 +46,7 @@ func runTests(path, suite string, tf *templateFlags, stdout, stderr io.Writer) b
 		report(stderr, err)
 		return false
 	}
-	tests, err := runner.ReadTests(path, src)
+	tests, err := pipelinetest.Read(path, src)
 	if err != nil {
 		report(stderr, err)
 		return false
@@ -77,7 +78,7 @@ func runTests(path, suite string, tf *templateFlags, stdout, stderr io.Writer) b
 
 // runTest loads the pipeline with the test's parameters and runs the test; it returns why the
 // test failed, or "".
-func runTest(path string, src []byte, t *runner.PipelineTest, tf *templateFlags) string {
+func runTest(path string, src []byte, t *pipelinetest.Test, tf *templateFlags) string {
 	o := tf.opts
 	o.Source = src
 	o.Params = append(append([]templates.Param{}, o.Params...), t.Params...)
@@ -90,19 +91,19 @@ func runTest(path string, src []byte, t *runner.PipelineTest, tf *templateFlags)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	res, err := runner.RunTest(ctx, p, t)
+	res, err := pipelinetest.Run(ctx, p, t)
 	if err != nil {
 		return err.Error()
 	}
 	return strings.Join(res.Failures, "\n")
 }
 
-func readSuite(path string) ([]*runner.PipelineTest, error) {
+func readSuite(path string) ([]*pipelinetest.Test, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--suite: %w", err)
 	}
-	tests, err := runner.ReadTests(path, src)
+	tests, err := pipelinetest.Read(path, src)
 	if err == nil && len(tests) == 0 {
 		err = fmt.Errorf("--suite %s: no tests: list in it", path)
 	}

@@ -26,6 +26,9 @@ type Env struct {
 	Name string
 	// Inputs names the inputs in order; an input without a name here is "in0", "in1", ...
 	Inputs []string
+	// Options are the runner options the component is built with (Options.Delivery: the
+	// zero value is exactly_once).
+	Options component.Options
 }
 
 // Built is a component built from a snippet.
@@ -93,7 +96,7 @@ func (e Env) Build(t testing.TB, typ, src string, inputs ...*schemas.Schema) *Bu
 		name = typ
 	}
 	ctx := &component.Context{Decoder: d, Type: typ, Name: name, Pos: d.At(root),
-		Config: component.MappingValue(root, "config")}
+		Config: component.MappingValue(root, "config"), Options: e.Options}
 	for i, s := range inputs {
 		in := "in" + strconv.Itoa(i)
 		if i < len(e.Inputs) {

@@ -92,6 +92,8 @@ type plan struct {
 	input  *schemas.Schema // the rows' schema
 	stored *schemas.Schema // the table's: input, with source_position_columns the position columns
 	errOut *component.ErrorOutput
+	// exactly: the pipeline's delivery is exactly_once (component.Options.Delivery).
+	exactly bool
 }
 
 // DefaultTrigger is how often an exactly-once BigQuery sink commits when its config does not
@@ -100,7 +102,7 @@ const DefaultTrigger = 5 * time.Second
 
 func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) {
 	before := len(*c.Diags)
-	p := &plan{cfg: *cfg, name: c.Name, input: c.Input()}
+	p := &plan{cfg: *cfg, name: c.Name, input: c.Input(), exactly: c.Options.Delivery != component.AtLeastOnce}
 	if p.input == nil {
 		return nil, fmt.Errorf("%s needs an input", c.Describe())
 	}
@@ -133,7 +135,7 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 		c.Errorf(c.KeyPos("triggering_frequency_seconds"), "triggering_frequency_seconds must be positive")
 	case trig > 0:
 		c.SetTrigger(trig)
-	case c.Options.Delivery != component.AtLeastOnce:
+	case p.exactly:
 		c.SetTrigger(DefaultTrigger)
 	}
 	if len(cfg.ClusteringFields) > 4 {

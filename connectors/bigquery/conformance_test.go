@@ -15,6 +15,7 @@ func TestSinkConformance(t *testing.T) {
 	for _, d := range []component.Delivery{component.ExactlyOnce, component.AtLeastOnce} {
 		t.Run(string(d), func(t *testing.T) {
 			f := newFakeBQ(t)
+			f.delivery = d
 			connectortest.TestSink(t, connectortest.SinkTarget{
 				Delivery: d,
 				New:      func(t *testing.T) component.Sink { return f.build(connectortest.Schema, "conformance") },
@@ -29,7 +30,7 @@ func TestSinkConformance(t *testing.T) {
 			connectortest.TestSharedSink(t, connectortest.SinkTarget{
 				Delivery: d,
 				New: func(t *testing.T) component.Sink {
-					b := componenttest.Env{File: "pipeline.yaml"}.Build(t, "", f.storeConfig("shared"), connectortest.Schema)
+					b := componenttest.Env{File: "pipeline.yaml", Options: component.Options{Delivery: d}}.Build(t, "", f.storeConfig("shared"), connectortest.Schema)
 					if err := b.Err(); err != nil {
 						t.Fatalf("build: %v", err)
 					}

@@ -157,16 +157,16 @@ func (e *emulator) client() *bigquery.Client {
 	return cl
 }
 
-// build builds a WriteToBigQuery sink writing ds.table for rows of in, with a checkpoint
-// directory of the table's own and extra config lines.
-func (e *emulator) build(in *schemas.Schema, table string, extra ...string) *sink {
+// build builds a WriteToBigQuery sink, in a pipeline of delivery, writing ds.table for rows
+// of in, with a checkpoint directory of the table's own and extra config lines.
+func (e *emulator) build(in *schemas.Schema, table string, delivery component.Delivery, extra ...string) *sink {
 	e.t.Helper()
 	cfg := fmt.Sprintf("type: WriteToBigQuery\nconfig:\n  table: %s:ds.%s\n  endpoint: %s\n  storage_endpoint: %s\n  checkpoint_dir: %s\n",
 		testProject, table, e.rest, e.grpcAddr, filepath.Join(e.dir, table))
 	for _, line := range extra {
 		cfg += "  " + line + "\n"
 	}
-	b := componenttest.Env{File: "pipeline.yaml"}.Build(e.t, "", cfg, in)
+	b := componenttest.Env{File: "pipeline.yaml", Options: component.Options{Delivery: delivery}}.Build(e.t, "", cfg, in)
 	if err := b.Err(); err != nil || b.Component == nil {
 		e.t.Fatalf("build: %v", err)
 	}
@@ -178,8 +178,8 @@ func (e *emulator) build(in *schemas.Schema, table string, extra ...string) *sin
 // checkpoint (connectortest.Driver's).
 func (e *emulator) write(ctx context.Context, in *schemas.Schema, table string, delivery component.Delivery, rows []schemas.Row, extra ...string) (err error) {
 	const lanes = 2
-	s := e.build(in, table, extra...)
-	info := component.SinkInfo{Pipeline: "emulator", Lanes: lanes, Delivery: delivery}
+	s := e.build(in, table, delivery, extra...)
+	info := component.SinkInfo{Pipeline: "emulator", Lanes: lanes}
 	if _, err := s.Open(ctx, info); err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
@@ -241,8 +241,8 @@ func TestEmulatorCountByPositions(t *testing.T) {
 	if err := e.write(ctx, in, "positions", component.ExactlyOnce, emuCopies([]schemas.Row{{int64(1)}}, 10), positions); err != nil {
 		t.Fatal(err)
 	}
-	s := e.build(in, "positions", positions)
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "emulator", Lanes: 1, Delivery: component.ExactlyOnce}); err != nil {
+	s := e.build(in, "positions", component.ExactlyOnce, positions)
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "emulator", Lanes: 1}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/internal/bqfake"
 	"github.com/sluicehq/sluice/schemas"
@@ -19,6 +20,8 @@ type fakeBQ struct {
 	t   *testing.T
 	srv *bqfake.Server
 	dir string
+	// delivery is the pipeline's that build builds sinks for ("": exactly_once).
+	delivery component.Delivery
 }
 
 func newFakeBQ(t *testing.T) *fakeBQ {
@@ -48,7 +51,7 @@ func (f *fakeBQ) config(table string, extra ...string) string {
 // build builds a WriteToBigQuery sink for rows of in; it fails t on config errors.
 func (f *fakeBQ) build(in *schemas.Schema, table string, extra ...string) *sink {
 	f.t.Helper()
-	b := componenttest.Env{File: "pipeline.yaml"}.Build(f.t, "", f.config(table, extra...), in)
+	b := componenttest.Env{File: "pipeline.yaml", Options: component.Options{Delivery: f.delivery}}.Build(f.t, "", f.config(table, extra...), in)
 	if err := b.Err(); err != nil || b.Component == nil {
 		f.t.Fatalf("build: %v", err)
 	}

@@ -48,7 +48,7 @@ func TestRealBigQuery(t *testing.T) {
 				Delivery: d,
 				New: func(t *testing.T) component.Sink {
 					src := fmt.Sprintf("type: WriteToBigQuery\nconfig:\n  table: %s:%s.%s\n  checkpoint_dir: %s\n", project, ds.DatasetID, table, state)
-					b := componenttest.Env{File: "pipeline.yaml"}.Build(t, "", src, connectortest.Schema)
+					b := componenttest.Env{File: "pipeline.yaml", Options: component.Options{Delivery: d}}.Build(t, "", src, connectortest.Schema)
 					if err := b.Err(); err != nil || b.Component == nil {
 						t.Fatalf("build: %v", err)
 					}

@@ -33,7 +33,7 @@ func crashAt(t *testing.T, step string) {
 func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func(...component.CommitVerdict) (*component.Checkpoint, error)) {
 	ctx := context.Background()
 	f := newFakeBQ(t)
-	info := component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce}
+	info := component.SinkInfo{Pipeline: "p", Lanes: 2}
 	d := connectortest.Driver{T: t, Pipeline: info.Pipeline, Lanes: 2, Source: "test:in"}
 	s := f.build(connectortest.Schema, "t", extra...)
 	if _, err := s.Open(ctx, info); err != nil {
@@ -202,7 +202,7 @@ func TestRecoverOldLostStreamsByPositions(t *testing.T) {
 			counted = ranges
 			return f.countByPosition("t", ranges), nil
 		}
-		cp, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce})
+		cp, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2})
 		if err != nil {
 			t.Fatalf("crash at %s: %v", c.step, err)
 		}
@@ -274,7 +274,7 @@ func TestStateOfAnotherTable(t *testing.T) {
 	f, _ := interrupted(t, "intent-saved")
 	s := f.build(connectortest.Schema, "other")
 	defer s.Close(ctx)
-	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce})
+	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2})
 	if err == nil || !strings.Contains(err.Error(), "was written for table sluice-test.ds.t, and it now writes sluice-test.ds.other") {
 		t.Fatalf("want a refusal naming both tables, got %v", err)
 	}
@@ -295,7 +295,7 @@ func TestMergedSettlesAnotherCopysCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := f.build(connectortest.Schema, "t")
-		if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "b"}); err != nil {
+		if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Instance: "b"}); err != nil {
 			t.Fatal(err)
 		}
 		cp, err := s.merged(ctx, state{Pipeline: "p"}, map[string]*state{"p/WriteToBigQuery": crashed})
@@ -319,7 +319,7 @@ func TestSharedRefusesCheckpointDir(t *testing.T) {
 	f := newFakeBQ(t)
 	s := f.build(connectortest.Schema, "t")
 	defer s.Close(ctx)
-	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 1, Delivery: component.ExactlyOnce, Instance: "a", Shared: true})
+	_, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 1, Instance: "a", Shared: true})
 	if err == nil || !strings.Contains(err.Error(), "remove checkpoint_dir") {
 		t.Fatalf("want a refusal saying to remove checkpoint_dir, got %v", err)
 	}
@@ -335,7 +335,7 @@ func TestMergedIgnoresAnotherTablesCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := f.build(connectortest.Schema, "other")
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "b"}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Instance: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
@@ -384,7 +384,7 @@ func TestMergedKeepsAnotherCopysVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := f.build(connectortest.Schema, "t", "source_position_columns: true")
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Delivery: component.ExactlyOnce, Instance: "c"}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 2, Instance: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)

@@ -24,7 +24,7 @@ func rejectingTable(t *testing.T, extra ...string) (*fakeBQ, *sink, *schemas.Sch
 	in := schemas.New(schemas.Field{Name: "id", Type: schemas.Type{Kind: schemas.Int64}},
 		schemas.Field{Name: "s", Type: schemas.Type{Kind: schemas.String}})
 	s := f.build(in, "rej", extra...)
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 1, Delivery: component.ExactlyOnce}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "p", Lanes: 1}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close(ctx) })

@@ -77,7 +77,7 @@ func (s *sink) Summary() string { return "BigQuery table " + s.p.ref.String() }
 func (s *sink) DeliversAsWritten() {}
 
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
-	s.exactly, s.shared, s.holds = info.Delivery != component.AtLeastOnce, info.Shared, ""
+	s.exactly, s.shared, s.holds = s.p.exactly, info.Shared, ""
 	s.unknownCommit = info.UnknownCommit
 	s.lanes = max(info.Lanes, 1)
 	if err := s.connect(ctx); err != nil {

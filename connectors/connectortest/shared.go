@@ -25,7 +25,7 @@ func TestSharedSink(t *testing.T, target SinkTarget) {
 	open := func(instance string) component.Sink {
 		t.Helper()
 		s := target.New(t)
-		info := component.SinkInfo{Pipeline: pipeline, Lanes: lanes, Delivery: target.Delivery, Instance: instance, Shared: true}
+		info := component.SinkInfo{Pipeline: pipeline, Lanes: lanes, Instance: instance, Shared: true}
 		if _, err := s.Open(ctx, info); err != nil {
 			t.Fatalf("open copy %s: %v", instance, err)
 		}

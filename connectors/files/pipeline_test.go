@@ -35,7 +35,7 @@ func (r *miniRunner) run(crashAt uint64) int {
 	src := c.(component.Source)
 	k, _ := mustBuild(t, r.sinkYAML, sctx.Outputs()[0].Schema)
 	sink := k.(component.Sink)
-	cp, err := sink.Open(ctx, component.SinkInfo{Pipeline: "copy@1", Lanes: r.lanes, Delivery: component.ExactlyOnce})
+	cp, err := sink.Open(ctx, component.SinkInfo{Pipeline: "copy@1", Lanes: r.lanes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func (h *harness) build() *sink {
 func (h *harness) open() (*sink, *component.Checkpoint) {
 	h.t.Helper()
 	s := h.build()
-	cp, err := s.Open(context.Background(), component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes, Delivery: component.ExactlyOnce})
+	cp, err := s.Open(context.Background(), component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes})
 	if err != nil {
 		h.t.Fatalf("open: %v", err)
 	}

@@ -110,7 +110,7 @@ type harness struct {
 }
 
 func (h harness) info(instance string) component.SinkInfo {
-	return component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes, Delivery: component.ExactlyOnce, Instance: instance}
+	return component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes, Instance: instance}
 }
 
 func (h harness) open(s *sink, instance string) *component.Checkpoint {

@@ -166,9 +166,9 @@ func TestRegistryLookupOnly(t *testing.T) {
 	h := newHarness(t, component.AtLeastOnce)
 	src := "type: WriteToKafka\nconfig:\n" + config(h.topic, "format: AVRO", "confluent_schema_registry_url: "+g.URL,
 		"producer_config_updates: {auto.register.schemas: \"false\"}")
-	s := build(t, src, people).Component.(*sink)
+	s := buildFor(t, component.AtLeastOnce, src, people).Component.(*sink)
 	ctx := context.Background()
-	info := component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: component.AtLeastOnce}
+	info := component.SinkInfo{Pipeline: h.pipeline, Lanes: 1}
 	if _, err := s.Open(ctx, info); err == nil || !strings.Contains(err.Error(), "auto.register.schemas is false") || !strings.Contains(err.Error(), "Schema not found") {
 		t.Fatalf("Open: %v, want the lookup's failure", err)
 	}

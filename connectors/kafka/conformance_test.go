@@ -24,7 +24,7 @@ func conformanceTarget(t *testing.T, d component.Delivery) connectortest.SinkTar
 	return connectortest.SinkTarget{
 		Delivery: d,
 		New: func(t *testing.T) component.Sink {
-			b := componenttest.Env{File: testFile, Name: "out"}.Build(t, "",
+			b := componenttest.Env{File: testFile, Name: "out", Options: component.Options{Delivery: d}}.Build(t, "",
 				"type: WriteToKafka\nconfig:\n"+config(topic, "format: JSON"), connectortest.Schema)
 			if b.Err() != nil {
 				t.Fatal(b.Err())

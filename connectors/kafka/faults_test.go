@@ -78,12 +78,12 @@ func (f *flowTest) run() {
 func (f *flowTest) runOnce() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b := env.Build(f.t, "", "type: WriteToKafka\nconfig:\n"+configAt(f.addr, f.out, "format: RAW"), stringSchema)
+	b := buildFor(f.t, f.delivery, "type: WriteToKafka\nconfig:\n"+configAt(f.addr, f.out, "format: RAW"), stringSchema)
 	if err := b.Err(); err != nil {
 		f.t.Fatal(err)
 	}
 	snk := b.Component.(*sink)
-	cp, err := snk.Open(ctx, component.SinkInfo{Pipeline: f.pipeline, Lanes: f.lanes, Delivery: f.delivery})
+	cp, err := snk.Open(ctx, component.SinkInfo{Pipeline: f.pipeline, Lanes: f.lanes})
 	if err != nil {
 		return err
 	}

@@ -192,7 +192,14 @@ var env = componenttest.Env{File: testFile}
 // build builds the component of the snippet, which must have no config errors.
 func build(t *testing.T, src string, inputs ...*schemas.Schema) *componenttest.Built {
 	t.Helper()
-	b := env.Build(t, "", src, inputs...)
+	return buildFor(t, "", src, inputs...)
+}
+
+// buildFor builds the component of the snippet in a pipeline of delivery d ("": exactly_once),
+// which must have no config errors.
+func buildFor(t *testing.T, d component.Delivery, src string, inputs ...*schemas.Schema) *componenttest.Built {
+	t.Helper()
+	b := componenttest.Env{File: testFile, Options: component.Options{Delivery: d}}.Build(t, "", src, inputs...)
 	if err := b.Err(); err != nil || b.Component == nil {
 		t.Fatalf("build: %v", err)
 	}

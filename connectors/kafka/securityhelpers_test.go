@@ -139,7 +139,7 @@ func secureRoundTrip(t *testing.T, addr string, props map[string]string) error {
 	}
 	s := b.Component.(*sink)
 	pipeline := fmt.Sprintf("secure-%s-%d", runID, topicSeq.Add(1))
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: pipeline, Lanes: 1, Delivery: component.ExactlyOnce}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: pipeline, Lanes: 1}); err != nil {
 		return err
 	}
 	defer s.Close(ctx)

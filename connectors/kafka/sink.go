@@ -26,6 +26,8 @@ type sink struct {
 	input  *schemas.Schema // for batches that carry none
 	errOut *component.ErrorOutput
 	keyOf  component.RowFunc // the record key expression, or nil
+	// exactly: the pipeline's delivery is exactly_once (component.Options.Delivery).
+	exactly bool
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
 
@@ -36,7 +38,6 @@ type sink struct {
 
 	mu       sync.Mutex // guards the fields below; never held across I/O
 	cl       *kgo.Client
-	exactly  bool
 	pipeline string
 	key      string
 	// shared: several copies write the sink (SinkInfo.Shared), each its own record, whose
@@ -82,7 +83,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 			return nil, fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
-	exactly := info.Delivery != component.AtLeastOnce
+	exactly := s.exactly
 	key := checkpointKey(info.Pipeline, s.name, info.Instance)
 	txnID := ""
 	if exactly {
@@ -120,7 +121,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.txnMu.Unlock()
 	s.mu.Lock()
-	s.cl, s.exactly, s.pipeline, s.key, s.fencer = cl, exactly, info.Pipeline, key, &groupFencer{txnID: txnID}
+	s.cl, s.pipeline, s.key, s.fencer = cl, info.Pipeline, key, &groupFencer{txnID: txnID}
 	s.shared, s.recorded = info.Shared, schemas.Offsets{}
 	if own != nil {
 		s.recorded = own.Next

@@ -45,12 +45,12 @@ func newHarness(t *testing.T, delivery component.Delivery) *harness {
 func (h *harness) open(extra ...string) (*sink, *component.Checkpoint) {
 	h.t.Helper()
 	src := "type: WriteToKafka\nconfig:\n" + config(h.topic, append([]string{"format: JSON"}, extra...)...)
-	b := componenttest.Env{File: testFile, Name: h.name}.Build(h.t, "", src, people)
+	b := componenttest.Env{File: testFile, Name: h.name, Options: component.Options{Delivery: h.delivery}}.Build(h.t, "", src, people)
 	if b.Err() != nil {
 		h.t.Fatal(b.Err())
 	}
 	s := b.Component.(*sink)
-	cp, err := s.Open(context.Background(), component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes, Delivery: h.delivery})
+	cp, err := s.Open(context.Background(), component.SinkInfo{Pipeline: h.pipeline, Lanes: h.lanes})
 	if err != nil {
 		h.t.Fatalf("open: %v", err)
 	}
@@ -338,9 +338,9 @@ func TestCheckpointsPerSink(t *testing.T) {
 // commits rows in one epoch of one lane.
 func (h *harness) writeOnce(config string, schema *schemas.Schema, rows []schemas.Row) {
 	h.t.Helper()
-	s := build(h.t, "type: WriteToKafka\nconfig:\n"+config, schema).Component.(*sink)
+	s := buildFor(h.t, h.delivery, "type: WriteToKafka\nconfig:\n"+config, schema).Component.(*sink)
 	ctx := context.Background()
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: h.delivery}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1}); err != nil {
 		h.t.Fatal(err)
 	}
 	defer s.Close(ctx)
@@ -407,9 +407,9 @@ func TestWriteErrors(t *testing.T) {
 	h := newHarness(t, component.AtLeastOnce)
 	schema := `'{"type": "record", "name": "P", "fields": [{"name": "id", "type": "long"}, {"name": "name", "type": "string"}]}'`
 	src := "type: WriteToKafka\nconfig:\n" + config(h.topic, "format: AVRO", "schema: "+schema, "error_handling: {output: bad}")
-	s := build(t, src, people).Component.(*sink)
+	s := buildFor(t, component.AtLeastOnce, src, people).Component.(*sink)
 	ctx := context.Background()
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: component.AtLeastOnce}); err != nil {
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: h.pipeline, Lanes: 1}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(ctx)
@@ -442,7 +442,7 @@ func TestTransactionTimeoutFollowsEpochs(t *testing.T) {
 	h := newHarness(t, component.ExactlyOnce)
 	b := componenttest.Env{File: testFile, Name: h.name}.Build(t, "", "type: WriteToKafka\nconfig:\n"+config(h.topic, "format: JSON"), people)
 	s := b.Component.(*sink)
-	info := component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, Delivery: component.ExactlyOnce, EpochInterval: 2 * time.Minute}
+	info := component.SinkInfo{Pipeline: h.pipeline, Lanes: 1, EpochInterval: 2 * time.Minute}
 	if _, err := s.Open(context.Background(), info); err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
 	format := writeFormat{newEncoder: writing.NewEncoder, wire: writing.Wire}
 	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
-		input: ctx.Input(), errOut: errOut, keyOf: keyFn}, nil
+		input: ctx.Input(), errOut: errOut, keyOf: keyFn, exactly: ctx.Options.Delivery != component.AtLeastOnce}, nil
 }
 
 // recordKey compiles sluice's `key:` expression, whose value becomes each record's key:

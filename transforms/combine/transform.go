@@ -44,9 +44,6 @@ type stateful struct {
 
 func newStateful[C any](ctx *component.Context, build func(*component.Context, *C) (*Plan, error), cfg *C) (component.Transform, error) {
 	spec := window.InEffect(ctx)
-	if spec == nil {
-		return nil, nil
-	}
 	plan, err := build(ctx, cfg)
 	if plan == nil || err != nil {
 		return nil, err

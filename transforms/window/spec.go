@@ -21,6 +21,9 @@ type Spec struct {
 	AllowedLateness component.Duration `yaml:"allowed_lateness" doc:"sluice adds: how far behind the watermark a record may arrive and still count."`
 }
 
+// WindowType is s's kind of window (component.Windowing).
+func (s *Spec) WindowType() string { return s.Type }
+
 // Decode reads a windowing spec from n, reporting problems to d with positions. It returns
 // nil when the spec is invalid.
 func Decode(d *component.Decoder, n *yaml.Node) *Spec {

@@ -28,9 +28,6 @@ func buildWindowInto(ctx *component.Context, _ *WindowIntoConfig) (component.Tra
 		ctx.Errorf(ctx.Pos, "%s needs a windowing: key, e.g. windowing: {type: fixed, size: 60s}", ctx.Describe())
 		return nil, nil
 	}
-	if Decode(ctx.Decoder, ctx.Windowing) == nil {
-		return nil, nil
-	}
 	ctx.Output(component.Main, ctx.Input())
 	return windowInto{}, nil
 }
@@ -39,13 +36,13 @@ func (windowInto) Process(_ context.Context, _ int, b *schemas.Batch, emit compo
 	return emit(component.Main, b)
 }
 
-// InEffect returns the windowing in effect for the transform being built (ctx.Windowing, the
-// global window when there is none), or nil, reported through ctx, when it is invalid.
+// InEffect returns the windowing in effect for the transform being built: ctx.Windowing,
+// which the runner decoded (Decode), or the global window when there is none.
 func InEffect(ctx *component.Context) *Spec {
-	if ctx.Windowing == nil {
-		return &Spec{Type: "global"}
+	if s, ok := ctx.Windowing.(*Spec); ok && s != nil {
+		return s
 	}
-	return Decode(ctx.Decoder, ctx.Windowing)
+	return &Spec{Type: "global"}
 }
 
 // extractTransform is ExtractWindowingInfo: the windows of a grouping's result are its own
@@ -57,15 +54,11 @@ type extractTransform struct {
 }
 
 func buildExtractTransform(ctx *component.Context, cfg *ExtractConfig) (component.Transform, error) {
-	spec := InEffect(ctx)
-	if spec == nil {
-		return nil, nil
-	}
 	x, err := BuildExtract(ctx, cfg)
 	if x == nil || err != nil {
 		return nil, err
 	}
-	return &extractTransform{x: x, fn: spec.Fn()}, nil
+	return &extractTransform{x: x, fn: InEffect(ctx).Fn()}, nil
 }
 
 func (e *extractTransform) Process(_ context.Context, _ int, b *schemas.Batch, emit component.Emit) error {

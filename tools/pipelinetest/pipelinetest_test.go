@@ -1,26 +1,28 @@
-package runner
+package pipelinetest
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/runner"
 )
 
 // runTests loads src, runs its tests: and returns each test's failures joined, or the
 // setup error.
 func runTests(t *testing.T, src string) []string {
 	t.Helper()
-	p, err := Parse("p.yaml", []byte(src))
+	p, err := runner.Parse("p.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
-	tests, err := ReadTests("p.yaml", []byte(src))
+	tests, err := Read("p.yaml", []byte(src))
 	if err != nil {
 		t.Fatalf("read tests: %v", err)
 	}
 	var out []string
 	for _, pt := range tests {
-		res, err := RunTest(context.Background(), p, pt)
+		res, err := Run(context.Background(), p, pt)
 		if err != nil {
 			out = append(out, err.Error())
 			continue

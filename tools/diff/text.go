@@ -1,4 +1,4 @@
-package runner
+package diff
 
 import (
 	"encoding/json"

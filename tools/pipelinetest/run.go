@@ -1,4 +1,4 @@
-package runner
+package pipelinetest
 
 import (
 	"context"
@@ -10,35 +10,36 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/schemas"
 	"gopkg.in/yaml.v3"
 )
 
-// TestResult is the outcome of one PipelineTest.
-type TestResult struct {
-	Test *PipelineTest
+// Result is the outcome of one Test.
+type Result struct {
+	Test *Test
 	// Failures describe every expectation that was not met, each with a diff; none when the
 	// test passed.
 	Failures []string
 }
 
 // Passed reports whether every expectation was met.
-func (r *TestResult) Passed() bool { return len(r.Failures) == 0 }
+func (r *Result) Passed() bool { return len(r.Failures) == 0 }
 
-// RunTest runs t on the validated pipeline p in this process, with no services: mocked
+// Run runs t on the validated pipeline p in this process, with no services: mocked
 // transforms emit the test's elements, sinks never run, and only the transforms the
 // expectations need are run, in one pass. Problems with the test itself (an unknown name, an
 // unmocked source, an element that does not fit its schema) come as a diag.List error; a
 // pipeline failure or an unmet expectation is a failure of the result.
-func RunTest(ctx context.Context, p *Plan, t *PipelineTest) (*TestResult, error) {
-	r := &testRun{plan: p, test: t, mockOut: map[outRef]*schemas.Batch{}, mocked: map[*Node]bool{},
-		mockIn: map[*Node]*schemas.Batch{}, expIn: map[*Node]*expectation{}, expOut: map[outRef]*expectation{},
-		needed: map[*Node]bool{}, consumers: map[outRef][]target{}}
+func Run(ctx context.Context, p *runner.Plan, t *Test) (*Result, error) {
+	r := &testRun{plan: p, test: t, mockOut: map[outRef]*schemas.Batch{}, mocked: map[*runner.Node]bool{},
+		mockIn: map[*runner.Node]*schemas.Batch{}, expIn: map[*runner.Node]*expectation{}, expOut: map[outRef]*expectation{},
+		needed: map[*runner.Node]bool{}, consumers: map[outRef][]consumer{}}
 	r.prepare()
 	if len(r.diags) > 0 {
 		return nil, r.diags.Err()
 	}
-	res := &TestResult{Test: t}
+	res := &Result{Test: t}
 	if err := r.execute(ctx); err != nil {
 		res.Failures = append(res.Failures, "the pipeline failed: "+err.Error())
 		return res, nil
@@ -51,22 +52,28 @@ func RunTest(ctx context.Context, p *Plan, t *PipelineTest) (*TestResult, error)
 	return res, nil
 }
 
+// consumer is input number input of node.
+type consumer struct {
+	node  *runner.Node
+	input int
+}
+
 type outRef struct {
-	n   *Node
+	n   *runner.Node
 	tag string
 }
 
 type testRun struct {
-	plan      *Plan
-	test      *PipelineTest
+	plan      *runner.Plan
+	test      *Test
 	diags     diag.List
 	mockOut   map[outRef]*schemas.Batch
-	mocked    map[*Node]bool
-	mockIn    map[*Node]*schemas.Batch
-	expIn     map[*Node]*expectation
+	mocked    map[*runner.Node]bool
+	mockIn    map[*runner.Node]*schemas.Batch
+	expIn     map[*runner.Node]*expectation
 	expOut    map[outRef]*expectation
-	needed    map[*Node]bool
-	consumers map[outRef][]target
+	needed    map[*runner.Node]bool
+	consumers map[outRef][]consumer
 	order     []*expectation
 }
 
@@ -75,7 +82,7 @@ func (r *testRun) prepare() {
 	for _, n := range r.plan.Nodes {
 		for i, e := range n.Inputs {
 			k := outRef{e.From, e.Tag}
-			r.consumers[k] = append(r.consumers[k], target{n, i})
+			r.consumers[k] = append(r.consumers[k], consumer{n, i})
 		}
 	}
 	for _, m := range r.test.MockOutputs {
@@ -88,7 +95,7 @@ func (r *testRun) prepare() {
 	for _, m := range r.test.MockInputs {
 		if n := r.resolveNode(m); n != nil {
 			if len(n.Inputs) == 0 {
-				r.diags.Add(m.Pos, "%s has no input to mock: mock its output with mock_outputs", n.describe())
+				r.diags.Add(m.Pos, "%s has no input to mock: mock its output with mock_outputs", n.Describe())
 			} else if b := r.batch(m, r.inputSchema(n)); b != nil {
 				r.mockIn[n] = b
 			}
@@ -96,7 +103,7 @@ func (r *testRun) prepare() {
 	}
 	for _, x := range r.test.ExpectedInputs {
 		if n := r.resolveNode(x); n != nil && len(n.Inputs) == 0 {
-			r.diags.Add(x.Pos, "%s is a source and receives nothing: use expected_outputs", n.describe())
+			r.diags.Add(x.Pos, "%s is a source and receives nothing: use expected_outputs", n.Describe())
 		} else if n != nil {
 			in := n.Inputs[0]
 			out, _ := in.From.Output(in.Tag)
@@ -120,7 +127,7 @@ func (r *testRun) prepare() {
 }
 
 // need marks n as one to run, and what it consumes, up to the mocks.
-func (r *testRun) need(n *Node) {
+func (r *testRun) need(n *runner.Node) {
 	if r.needed[n] {
 		return
 	}
@@ -148,23 +155,23 @@ func (r *testRun) checkRunnable() {
 		case r.mocked[n]:
 			for _, c := range r.usedOutputs(n) {
 				if r.mockOut[c] == nil {
-					r.diags.Add(r.test.Pos, "test %q mocks %s but not its output %s.%s, which is used", r.test.Name, n.describe(), n.Name, c.tag).
+					r.diags.Add(r.test.Pos, "test %q mocks %s but not its output %s.%s, which is used", r.test.Name, n.Describe(), n.Name, c.tag).
 						Detail = "when one output of a transform is mocked, mock every output of it that is used"
 				}
 			}
 		case r.mockIn[n] != nil:
 		case n.Spec.Kind == component.KindSource && !allowed[n.Name] && !allowed[n.Type]:
-			r.diags.Add(r.test.Pos, "test %q needs the source %s, which it does not mock", r.test.Name, n.describe()).
+			r.diags.Add(r.test.Pos, "test %q needs the source %s, which it does not mock", r.test.Name, n.Describe()).
 				Detail = fmt.Sprintf("give its output with mock_outputs: [{name: %s, elements: [...]}], or list it in allowed_sources to read it for real", n.Name)
 		case n.Spec.Kind == component.KindSink:
-			r.diags.Add(r.test.Pos, "test %q needs an output of the sink %s, which a test does not run: mock it", r.test.Name, n.describe())
+			r.diags.Add(r.test.Pos, "test %q needs an output of the sink %s, which a test does not run: mock it", r.test.Name, n.Describe())
 		}
 	}
 }
 
 // usedOutputs returns the outputs of n that a transform to run consumes, or that an
 // expectation names.
-func (r *testRun) usedOutputs(n *Node) []outRef {
+func (r *testRun) usedOutputs(n *runner.Node) []outRef {
 	var out []outRef
 	for _, o := range n.Outputs {
 		ref := outRef{n, o.Tag}
@@ -183,7 +190,7 @@ func (r *testRun) usedOutputs(n *Node) []outRef {
 
 // resolveNode finds the transform a test names, by name, else by type when only one
 // transform has it.
-func (r *testRun) resolveNode(x TestElements) *Node {
+func (r *testRun) resolveNode(x Elements) *runner.Node {
 	n, msg := r.lookup(x.Name)
 	if n == nil {
 		r.diags.Add(x.Pos, "%s", msg)
@@ -191,8 +198,8 @@ func (r *testRun) resolveNode(x TestElements) *Node {
 	return n
 }
 
-func (r *testRun) lookup(name string) (*Node, string) {
-	var byName, byType []*Node
+func (r *testRun) lookup(name string) (*runner.Node, string) {
+	var byName, byType []*runner.Node
 	var names []string
 	for _, n := range r.plan.Nodes {
 		names = append(names, n.Name)
@@ -215,7 +222,7 @@ func (r *testRun) lookup(name string) (*Node, string) {
 }
 
 // resolveOutput finds the output a test names: NAME (the main output) or NAME.tag.
-func (r *testRun) resolveOutput(x TestElements) (outRef, bool) {
+func (r *testRun) resolveOutput(x Elements) (outRef, bool) {
 	n, msg := r.lookup(x.Name)
 	tag := ""
 	if n == nil {
@@ -237,23 +244,27 @@ func (r *testRun) resolveOutput(x TestElements) (outRef, bool) {
 			}
 		}
 		if len(main) != 1 {
-			r.diags.Add(x.Pos, "%s has %s: name one as %s.TAG", n.describe(), describeOutputs(n), n.Name)
+			r.diags.Add(x.Pos, "%s has %s: name one as %s.TAG", n.Describe(), describeOutputs(n), n.Name)
 			return outRef{}, false
 		}
 		tag = main[0]
 	}
 	if _, ok := n.Output(tag); !ok {
-		r.diags.Add(x.Pos, "%s has no output %q (it has %s)", n.describe(), tag, describeOutputs(n))
+		r.diags.Add(x.Pos, "%s has no output %q (it has %s)", n.Describe(), tag, describeOutputs(n))
 		return outRef{}, false
 	}
 	return outRef{n, tag}, true
 }
 
-func describeOutputs(n *Node) string {
+func describeOutputs(n *runner.Node) string {
 	if len(n.Outputs) == 0 {
 		return "no outputs"
 	}
-	return "the outputs " + tags(n)
+	tags := make([]string, len(n.Outputs))
+	for i, o := range n.Outputs {
+		tags[i] = o.Tag
+	}
+	return "the outputs " + strings.Join(tags, ", ")
 }
 
 func (r *testRun) outputSchema(ref outRef) *schemas.Schema {
@@ -263,14 +274,14 @@ func (r *testRun) outputSchema(ref outRef) *schemas.Schema {
 
 // inputSchema is the schema of the first input of n: what mocked and expected inputs are
 // read against.
-func (r *testRun) inputSchema(n *Node) *schemas.Schema {
+func (r *testRun) inputSchema(n *runner.Node) *schemas.Schema {
 	in := n.Inputs[0]
 	o, _ := in.From.Output(in.Tag)
 	return o.Schema
 }
 
 // batch converts a mock's elements to a batch of schema s.
-func (r *testRun) batch(m TestElements, s *schemas.Schema) *schemas.Batch {
+func (r *testRun) batch(m Elements, s *schemas.Schema) *schemas.Batch {
 	b := &schemas.Batch{Schema: s}
 	for i, el := range m.Elements {
 		row, _, err := toTestRow(el, s, false)
@@ -345,12 +356,12 @@ func (r *testRun) execute(ctx context.Context) error {
 			}
 			if tr, ok := n.Impl.(component.Transform); ok {
 				if err := tr.Process(ctx, 0, b, r.emitter(ctx, n)); err != nil {
-					return inStage(n, err)
+					return n.InStage(err)
 				}
 			}
 		case n.Spec.Kind == component.KindSource:
 			if err := r.readSource(ctx, n); err != nil {
-				return inStage(n, err)
+				return n.InStage(err)
 			}
 		}
 	}
@@ -358,7 +369,7 @@ func (r *testRun) execute(ctx context.Context) error {
 	for _, n := range r.plan.Nodes {
 		if st, ok := n.Impl.(component.Stateful); ok && r.needed[n] && !r.mocked[n] {
 			if err := st.Fire(ctx, nil, true, r.emitter(ctx, n)); err != nil {
-				return inStage(n, err)
+				return n.InStage(err)
 			}
 		}
 	}
@@ -366,7 +377,7 @@ func (r *testRun) execute(ctx context.Context) error {
 }
 
 // readSource reads an allowed source to its end.
-func (r *testRun) readSource(ctx context.Context, n *Node) error {
+func (r *testRun) readSource(ctx context.Context, n *runner.Node) error {
 	src := n.Impl.(component.Source)
 	if err := src.Open(ctx, nil); err != nil {
 		return err
@@ -387,7 +398,7 @@ func (r *testRun) readSource(ctx context.Context, n *Node) error {
 }
 
 // emitter hands what n emits to the expectations on it and to the consumers that run.
-func (r *testRun) emitter(ctx context.Context, n *Node) component.Emit {
+func (r *testRun) emitter(ctx context.Context, n *runner.Node) component.Emit {
 	return func(tag string, b *schemas.Batch) error {
 		ref := outRef{n, tag}
 		if e := r.expOut[ref]; e != nil {
@@ -401,7 +412,7 @@ func (r *testRun) emitter(ctx context.Context, n *Node) component.Emit {
 				continue
 			}
 			if err := c.node.Impl.(component.Transform).Process(ctx, c.input, b, r.emitter(ctx, c.node)); err != nil {
-				return inStage(c.node, err)
+				return c.node.InStage(err)
 			}
 		}
 		return nil

@@ -1,7 +1,8 @@
-package runner
+package pipelinetest
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/sluicehq/sluice/component"
@@ -10,40 +11,43 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// PipelineTest is one whole-pipeline test of a file's `tests:` list, as Beam YAML writes them
+// Test is one whole-pipeline test of a file's `tests:` list, as Beam YAML writes them
 // (docs/testing.md): the outputs of some transforms are replaced by given elements, and what
 // other transforms receive or produce is compared with expected elements.
-type PipelineTest struct {
+type Test struct {
 	Name string
 	Pos  diag.Pos
 	// MockOutputs replace the outputs of transforms (NAME or NAME.tag); those transforms and
 	// everything only they need do not run.
-	MockOutputs []TestElements
+	MockOutputs []Elements
 	// MockInputs replace the inputs of transforms, which then run on them.
-	MockInputs []TestElements
+	MockInputs []Elements
 	// ExpectedInputs are the elements transforms must receive, in any order.
-	ExpectedInputs []TestElements
+	ExpectedInputs []Elements
 	// ExpectedOutputs are the elements outputs (NAME or NAME.tag) must carry, in any order.
-	ExpectedOutputs []TestElements
+	ExpectedOutputs []Elements
 	// AllowedSources are sources that may run for real (Create always may).
 	AllowedSources []string
 	// Params are the template parameters the test renders the file with (sluice adds).
 	Params []templates.Param
 }
 
-// TestElements names a transform (or one of its outputs) and lists elements.
-type TestElements struct {
+// Elements names a transform (or one of its outputs) and lists elements.
+type Elements struct {
 	Name     string
 	Pos      diag.Pos
 	Elements []*yaml.Node
 }
 
+// yamlLine is the position yaml.v3 gives in its syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
 var testKeys = []string{"name", "mock_outputs", "mock_inputs", "expected_inputs", "expected_outputs", "allowed_sources", "parameters"}
 
-// ReadTests reads the `tests:` list of the file at path (content src). Like a template header,
+// Read reads the `tests:` list of the file at path (content src). Like a template header,
 // the list is read before the file is rendered, so it must not depend on Jinja; its positions
 // are the file's. A file without tests gives none. The error is a diag.List.
-func ReadTests(path string, src []byte) ([]*PipelineTest, error) {
+func Read(path string, src []byte) ([]*Test, error) {
 	text, start := templates.TopLevelBlock(src, "tests")
 	if start < 0 {
 		return nil, nil
@@ -67,7 +71,7 @@ func ReadTests(path string, src []byte) ([]*PipelineTest, error) {
 		diags.Add(diag.At(path, list), "tests must be a list of tests, each with a name, mock_outputs and expected_inputs or expected_outputs")
 		return nil, diags.Err()
 	}
-	var out []*PipelineTest
+	var out []*Test
 	for i, n := range list.Content {
 		if t := readTest(path, n, i, &diags); t != nil {
 			out = append(out, t)
@@ -76,13 +80,13 @@ func ReadTests(path string, src []byte) ([]*PipelineTest, error) {
 	return out, diags.Err()
 }
 
-func readTest(path string, n *yaml.Node, i int, diags *diag.List) *PipelineTest {
+func readTest(path string, n *yaml.Node, i int, diags *diag.List) *Test {
 	at := func(n *yaml.Node) diag.Pos { return diag.At(path, n) }
 	if n.Kind != yaml.MappingNode {
 		diags.Add(at(n), "a test must be a mapping with a name, mock_outputs and expected_inputs or expected_outputs")
 		return nil
 	}
-	t := &PipelineTest{Name: fmt.Sprintf("test %d", i+1), Pos: at(n)}
+	t := &Test{Name: fmt.Sprintf("test %d", i+1), Pos: at(n)}
 	before := len(*diags)
 	for j := 0; j+1 < len(n.Content); j += 2 {
 		k, v := n.Content[j], n.Content[j+1]
@@ -118,12 +122,12 @@ func readTest(path string, n *yaml.Node, i int, diags *diag.List) *PipelineTest 
 }
 
 // readElements reads a list of {name, elements}.
-func readElements(path, key string, n *yaml.Node, diags *diag.List) []TestElements {
+func readElements(path, key string, n *yaml.Node, diags *diag.List) []Elements {
 	if n.Kind != yaml.SequenceNode {
 		diags.Add(diag.At(path, n), "%s must be a list of {name, elements}", key)
 		return nil
 	}
-	var out []TestElements
+	var out []Elements
 	for _, item := range n.Content {
 		name, elements := component.MappingValue(item, "name"), component.MappingValue(item, "elements")
 		if item.Kind != yaml.MappingNode || name == nil || elements == nil {
@@ -139,7 +143,7 @@ func readElements(path, key string, n *yaml.Node, diags *diag.List) []TestElemen
 			diags.Add(diag.At(path, elements), "elements must be a list")
 			continue
 		}
-		out = append(out, TestElements{Name: name.Value, Pos: diag.At(path, name), Elements: elements.Content})
+		out = append(out, Elements{Name: name.Value, Pos: diag.At(path, name), Elements: elements.Content})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package diff
 
 import (
 	"bytes"
@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/secret"
+	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -116,9 +115,9 @@ type ShapeChange struct {
 	Compatible bool   `json:"compatible"`
 }
 
-// DiffPlans compares two validated plans of the same pipeline: old, the one running, and cur,
+// Plans compares two validated plans of the same pipeline: old, the one running, and cur,
 // the one to roll out in its place. Values of both plans' secrets are masked.
-func DiffPlans(old, cur *Plan) *Diff {
+func Plans(old, cur *runner.Plan) *Diff {
 	var masks secret.Set
 	masks.Merge(old.Secrets)
 	masks.Merge(cur.Secrets)
@@ -126,7 +125,7 @@ func DiffPlans(old, cur *Plan) *Diff {
 	m := match(old, cur)
 	d.Transforms = m.transforms(&masks)
 	d.Schemas = m.schemas()
-	oldSh, curSh := ShapeOf(old), ShapeOf(cur)
+	oldSh, curSh := runner.ShapeOf(old), runner.ShapeOf(cur)
 	d.IO = m.io(oldSh, curSh)
 	oldName, newName := d.options(old, cur)
 	d.Verdict = m.verdict(oldSh, curSh, oldName, newName)
@@ -150,20 +149,20 @@ func (d *Diff) Empty() bool {
 // matching pairs the transforms of two plans by name; a transform only one of them has by
 // name is paired as renamed with one of the same type and config that only the other has.
 type matching struct {
-	old, cur       *Plan
-	oldKey, curKey map[*Node]string
-	pair           map[*Node]*Node // new -> old
+	old, cur       *runner.Plan
+	oldKey, curKey map[*runner.Node]string
+	pair           map[*runner.Node]*runner.Node // new -> old
 	renamed        map[string]string
 }
 
 // nodeKeys names every node of p by its name, numbered ("MapToFields#2") where several
 // unnamed transforms of one type share it.
-func nodeKeys(p *Plan) map[*Node]string {
+func nodeKeys(p *runner.Plan) map[*runner.Node]string {
 	count, seen := map[string]int{}, map[string]int{}
 	for _, n := range p.Nodes {
 		count[n.Name]++
 	}
-	out := map[*Node]string{}
+	out := map[*runner.Node]string{}
 	for _, n := range p.Nodes {
 		out[n] = n.Name
 		if count[n.Name] > 1 {
@@ -174,14 +173,14 @@ func nodeKeys(p *Plan) map[*Node]string {
 	return out
 }
 
-func match(old, cur *Plan) *matching {
-	m := &matching{old: old, cur: cur, oldKey: nodeKeys(old), curKey: nodeKeys(cur), pair: map[*Node]*Node{}, renamed: map[string]string{}}
-	byKey := map[string]*Node{}
+func match(old, cur *runner.Plan) *matching {
+	m := &matching{old: old, cur: cur, oldKey: nodeKeys(old), curKey: nodeKeys(cur), pair: map[*runner.Node]*runner.Node{}, renamed: map[string]string{}}
+	byKey := map[string]*runner.Node{}
 	for _, n := range old.Nodes {
 		byKey[m.oldKey[n]] = n
 	}
-	var added []*Node
-	matched := map[*Node]bool{}
+	var added []*runner.Node
+	matched := map[*runner.Node]bool{}
 	for _, n := range cur.Nodes {
 		if o, ok := byKey[m.curKey[n]]; ok {
 			m.pair[n], matched[o] = o, true
@@ -194,7 +193,7 @@ func match(old, cur *Plan) *matching {
 			continue
 		}
 		for _, n := range added {
-			if m.pair[n] == nil && n.Type == o.Type && canonical(n.spec.Config) == canonical(o.spec.Config) {
+			if m.pair[n] == nil && n.Type == o.Type && same(n.Config(), o.Config()) {
 				m.pair[n], matched[o] = o, true
 				m.renamed[m.oldKey[o]] = m.curKey[n]
 				break
@@ -205,12 +204,12 @@ func match(old, cur *Plan) *matching {
 }
 
 // removed returns the old plan's transforms the new one has no counterpart of.
-func (m *matching) removed() []*Node {
-	paired := map[*Node]bool{}
+func (m *matching) removed() []*runner.Node {
+	paired := map[*runner.Node]bool{}
 	for _, o := range m.pair {
 		paired[o] = true
 	}
-	var out []*Node
+	var out []*runner.Node
 	for _, o := range m.old.Nodes {
 		if !paired[o] {
 			out = append(out, o)
@@ -220,7 +219,7 @@ func (m *matching) removed() []*Node {
 }
 
 // label names a node for people: "MapToFields 'enrich'", or its type when it has no name.
-func label(n *Node, key string) string {
+func label(n *runner.Node, key string) string {
 	switch {
 	case key != n.Name:
 		return n.Type + " #" + key[strings.LastIndex(key, "#")+1:]
@@ -231,7 +230,7 @@ func label(n *Node, key string) string {
 }
 
 // inputs returns n's inputs as "name", "name.tag" or "key: name", with the names of keyOf.
-func inputs(n *Node, keyOf map[*Node]string, rename map[string]string) []string {
+func inputs(n *runner.Node, keyOf map[*runner.Node]string, rename map[string]string) []string {
 	var out []string
 	for _, e := range n.Inputs {
 		s := keyOf[e.From]
@@ -265,12 +264,13 @@ func (m *matching) transforms(masks *secret.Set) []TransformDiff {
 		if o.Type != n.Type {
 			t.Changes = append(t.Changes, valueDiff("type", o.Type, n.Type, masks))
 		}
-		diffValues(&t.Changes, "config", decoded(o.spec.Config), decoded(n.spec.Config), masks)
-		if ow, nw := canonical(o.spec.Windowing), canonical(n.spec.Windowing); ow != nw {
-			t.Changes = append(t.Changes, valueDiff("windowing", decoded(o.spec.Windowing), decoded(n.spec.Windowing), masks))
-		} else if len(o.stateID) == 2 && len(n.stateID) == 2 && o.stateID[1] != n.stateID[1] {
+		diffValues(&t.Changes, "config", o.Config(), n.Config(), masks)
+		oldState, newState := o.StateID(), n.StateID()
+		if ow, nw := o.WindowingAsWritten(), n.WindowingAsWritten(); !same(ow, nw) {
+			t.Changes = append(t.Changes, valueDiff("windowing", ow, nw, masks))
+		} else if len(oldState) == 2 && len(newState) == 2 && oldState[1] != newState[1] {
 			t.Changes = append(t.Changes, ValueDiff{Key: "windowing in effect",
-				Old: json.RawMessage(strings.TrimPrefix(o.stateID[1], "windowing ")), New: json.RawMessage(strings.TrimPrefix(n.stateID[1], "windowing "))})
+				Old: json.RawMessage(strings.TrimPrefix(oldState[1], "windowing ")), New: json.RawMessage(strings.TrimPrefix(newState[1], "windowing "))})
 		}
 		if oi, ni := inputs(o, m.oldKey, m.renamed), inputs(n, m.curKey, nil); !slices.Equal(oi, ni) {
 			t.Changes = append(t.Changes, valueDiff("input", strings.Join(oi, ", "), strings.Join(ni, ", "), masks))
@@ -286,16 +286,12 @@ func (m *matching) transforms(masks *secret.Set) []TransformDiff {
 	return out
 }
 
-// decoded is a config node as plain values, nil for none.
-func decoded(n *yaml.Node) any {
-	if n == nil {
-		return nil
-	}
-	var v any
-	if err := n.Decode(&v); err != nil {
-		return nil
-	}
-	return jsonable(v)
+// same reports whether two plain values (Node.Config, Node.WindowingAsWritten) read the same
+// as JSON, whose maps have sorted keys.
+func same(a, b any) bool {
+	ja, erra := json.Marshal(a)
+	jb, errb := json.Marshal(b)
+	return erra == nil && errb == nil && bytes.Equal(ja, jb)
 }
 
 // diffValues appends the keys under path whose values differ, descending into mappings.
@@ -441,7 +437,7 @@ func fieldDiffs(old, cur *schemas.Schema) []FieldDiff {
 
 func (m *matching) io(oldSh, curSh *component.SpecShape) []IODiff {
 	var out []IODiff
-	kindOf := func(n *Node) (string, map[string][]string, map[string][]string) {
+	kindOf := func(n *runner.Node) (string, map[string][]string, map[string][]string) {
 		switch {
 		case n.Spec != nil && n.Spec.Kind == component.KindSource:
 			return "source", oldSh.Sources, curSh.Sources
@@ -474,7 +470,7 @@ func (m *matching) io(oldSh, curSh *component.SpecShape) []IODiff {
 		if o.Name != n.Name {
 			d.Change, d.OldName = "renamed", o.Name
 		}
-		d.Removed, d.Added = facts(oldIDs[o.Name], curIDs[n.Name])
+		d.Removed, d.Added = minus(oldIDs[o.Name], curIDs[n.Name]), minus(curIDs[n.Name], oldIDs[o.Name])
 		if kind == "sink" {
 			var was []string
 			for _, s := range oldSh.Feeds[o.Name] {
@@ -513,7 +509,7 @@ func defaultName(path string) string {
 // options lists the runner options that changed and returns the names the two plans run
 // under. A pipeline without options.name is named after its file: the old one is taken to
 // run from the new one's file, which replaces it.
-func (d *Diff) options(old, cur *Plan) (string, string) {
+func (d *Diff) options(old, cur *runner.Plan) (string, string) {
 	oldName, curName := old.Options.Name, cur.Options.Name
 	oldDefault, curDefault := oldName == defaultName(old.File), curName == defaultName(cur.File)
 	if oldDefault {
@@ -609,11 +605,11 @@ func (m *matching) verdict(oldSh, curSh *component.SpecShape, oldName, curName s
 			delete(aligned.Sinks, was)
 		}
 		refusedAnyway := map[string]bool{}
-		for _, c := range CompareShapes(aligned, cur, false) {
+		for _, c := range runner.CompareShapes(aligned, cur, false) {
 			refusedAnyway[c.What] = !c.Compatible
 		}
 		stateDependent, refused := false, false
-		for _, c := range CompareShapes(aligned, cur, v.StateAssumed) {
+		for _, c := range runner.CompareShapes(aligned, cur, v.StateAssumed) {
 			what := c.What
 			if !c.Compatible && !refusedAnyway[what] {
 				what, stateDependent = what+" (if window state is open)", true
@@ -654,4 +650,23 @@ func (m *matching) otherSinks(oldSh, curSh *component.SpecShape, sink string) []
 		}
 	}
 	return out
+}
+
+// minus returns the facts of a that b lacks, in a's order.
+func minus(a, b []string) []string {
+	var out []string
+	for _, f := range a {
+		if !slices.Contains(b, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// list is facts for people: joined by commas, "nothing" for none.
+func list(fs []string) string {
+	if len(fs) == 0 {
+		return "nothing"
+	}
+	return strings.Join(fs, ", ")
 }

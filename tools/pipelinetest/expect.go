@@ -1,4 +1,4 @@
-package runner
+package pipelinetest
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // expectation is one expected_inputs or expected_outputs entry and what arrived there.
 type expectation struct {
-	spec TestElements
+	spec Elements
 	what string // "receives" or "emits on TAG", for messages
 	want []testRow
 	got  []testRow
@@ -28,7 +28,7 @@ type testRow struct {
 
 // expectation converts an expectation's elements against schema s. Rows of an error output
 // compare only the fields an expected element gives: messages, stacks and sources are long.
-func (r *testRun) expectation(x TestElements, what string, s *schemas.Schema, partial bool) *expectation {
+func (r *testRun) expectation(x Elements, what string, s *schemas.Schema, partial bool) *expectation {
 	e := &expectation{spec: x, what: what}
 	for i, el := range x.Elements {
 		row, given, err := toTestRow(el, s, partial)
