@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/sluicehq/sluice/internal/wiretype"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -169,7 +170,7 @@ func (c *compiler) field(fd protoreflect.FieldDescriptor, t schemas.Type) (*fiel
 		if put, err = c.put(fd, elemOf(t)); err == nil && fd.IsPacked() {
 			f.write = packed(protowire.AppendTag(nil, fd.Number(), protowire.BytesType), put)
 		} else if err == nil {
-			f.write = repeated(protowire.AppendTag(nil, fd.Number(), wireType(fd.Kind())), put)
+			f.write = repeated(protowire.AppendTag(nil, fd.Number(), wiretype.Of(fd.Kind())), put)
 		}
 	default:
 		var put Put
@@ -335,7 +336,7 @@ func (b *anyBody) put(dst []byte, v any) ([]byte, error) {
 // single writes a field that holds one value. A field without presence (proto3's plain
 // scalars) leaves out its zero value, as protobuf's own encoders do, except in map entries.
 func single(fd protoreflect.FieldDescriptor, put Put) func([]byte, any) ([]byte, error) {
-	tag := protowire.AppendTag(nil, fd.Number(), wireType(fd.Kind()))
+	tag := protowire.AppendTag(nil, fd.Number(), wiretype.Of(fd.Kind()))
 	if fd.HasPresence() || fd.Message() != nil || fd.ContainingMessage().IsMapEntry() {
 		return func(dst []byte, v any) ([]byte, error) { return put(append(dst, tag...), v) }
 	}
@@ -454,7 +455,7 @@ func (c *compiler) entries(fd, keyFD, valFD protoreflect.FieldDescriptor, elem s
 // keyWriter returns the writer of a map key (the row's key text) with its tag: a string, a
 // boolean or an integer.
 func keyWriter(fd protoreflect.FieldDescriptor) (func([]byte, string) ([]byte, error), error) {
-	tag := protowire.AppendTag(nil, fd.Number(), wireType(fd.Kind()))
+	tag := protowire.AppendTag(nil, fd.Number(), wiretype.Of(fd.Kind()))
 	switch fd.Kind() {
 	case protoreflect.StringKind:
 		return func(dst []byte, k string) ([]byte, error) {
@@ -483,21 +484,6 @@ func keyWriter(fd protoreflect.FieldDescriptor) (func([]byte, string) ([]byte, e
 		}
 		return put(append(dst, tag...), n)
 	}, nil
-}
-
-// wireType is the wire type of one value of kind k.
-func wireType(k protoreflect.Kind) protowire.Type {
-	switch k {
-	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
-		return protowire.Fixed32Type
-	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
-		return protowire.Fixed64Type
-	case protoreflect.StringKind, protoreflect.BytesKind, protoreflect.MessageKind:
-		return protowire.BytesType
-	case protoreflect.GroupKind:
-		return protowire.StartGroupType
-	}
-	return protowire.VarintType
 }
 
 // fixLength writes at dst[mark], where one byte was reserved, the varint length of what

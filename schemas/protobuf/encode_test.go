@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -19,83 +20,71 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-type fieldType = descriptorpb.FieldDescriptorProto_Type
-
-func fieldOf(name string, num int32, typ fieldType, typeName string, label descriptorpb.FieldDescriptorProto_Label) *descriptorpb.FieldDescriptorProto {
-	f := &descriptorpb.FieldDescriptorProto{Name: proto.String(name), Number: proto.Int32(num), Type: typ.Enum(), Label: label.Enum(), JsonName: proto.String(name)}
-	if typeName != "" {
-		f.TypeName = proto.String(typeName)
-	}
-	return f
+// testProtos are t.All (proto3: every scalar kind, packed and map fields, messages, a
+// timestamp and a wrapper) and t.P2 (proto2: a required field, an unpacked repeated field and
+// a group), as protoc would describe them.
+var testProtos = []string{`
+name: "t.proto" package: "t" syntax: "proto3"
+dependency: "google/protobuf/timestamp.proto" dependency: "google/protobuf/wrappers.proto"
+enum_type { name: "E" value { name: "ZERO" number: 0 } value { name: "NEG" number: -2 } }
+message_type { name: "Sub"
+  field { name: "name" number: 1 type: TYPE_STRING label: LABEL_OPTIONAL }
+  field { name: "xs" number: 2 type: TYPE_SINT64 label: LABEL_REPEATED } }
+message_type { name: "All"
+  field { name: "i32" number: 1 type: TYPE_INT32 label: LABEL_OPTIONAL }
+  field { name: "i64" number: 2 type: TYPE_INT64 label: LABEL_OPTIONAL }
+  field { name: "u32" number: 3 type: TYPE_UINT32 label: LABEL_OPTIONAL }
+  field { name: "u64" number: 4 type: TYPE_UINT64 label: LABEL_OPTIONAL }
+  field { name: "s32" number: 5 type: TYPE_SINT32 label: LABEL_OPTIONAL }
+  field { name: "s64" number: 6 type: TYPE_SINT64 label: LABEL_OPTIONAL }
+  field { name: "f32" number: 7 type: TYPE_FIXED32 label: LABEL_OPTIONAL }
+  field { name: "f64" number: 8 type: TYPE_FIXED64 label: LABEL_OPTIONAL }
+  field { name: "sf32" number: 9 type: TYPE_SFIXED32 label: LABEL_OPTIONAL }
+  field { name: "sf64" number: 10 type: TYPE_SFIXED64 label: LABEL_OPTIONAL }
+  field { name: "fl" number: 11 type: TYPE_FLOAT label: LABEL_OPTIONAL }
+  field { name: "db" number: 12 type: TYPE_DOUBLE label: LABEL_OPTIONAL }
+  field { name: "b" number: 13 type: TYPE_BOOL label: LABEL_OPTIONAL }
+  field { name: "s" number: 14 type: TYPE_STRING label: LABEL_OPTIONAL }
+  field { name: "by" number: 15 type: TYPE_BYTES label: LABEL_OPTIONAL }
+  field { name: "e" number: 16 type: TYPE_ENUM type_name: ".t.E" label: LABEL_OPTIONAL }
+  field { name: "ri32" number: 17 type: TYPE_INT32 label: LABEL_REPEATED }
+  field { name: "rs" number: 18 type: TYPE_STRING label: LABEL_REPEATED }
+  field { name: "m" number: 19 type: TYPE_MESSAGE type_name: ".t.All.MEntry" label: LABEL_REPEATED }
+  field { name: "mb" number: 20 type: TYPE_MESSAGE type_name: ".t.All.MbEntry" label: LABEL_REPEATED }
+  field { name: "sub" number: 21 type: TYPE_MESSAGE type_name: ".t.Sub" label: LABEL_OPTIONAL }
+  field { name: "subs" number: 22 type: TYPE_MESSAGE type_name: ".t.Sub" label: LABEL_REPEATED }
+  field { name: "ts" number: 23 type: TYPE_MESSAGE type_name: ".google.protobuf.Timestamp" label: LABEL_OPTIONAL }
+  field { name: "w" number: 24 type: TYPE_MESSAGE type_name: ".google.protobuf.StringValue" label: LABEL_OPTIONAL }
+  nested_type { name: "MEntry" options { map_entry: true }
+    field { name: "key" number: 1 type: TYPE_INT32 label: LABEL_OPTIONAL }
+    field { name: "value" number: 2 type: TYPE_STRING label: LABEL_OPTIONAL } }
+  nested_type { name: "MbEntry" options { map_entry: true }
+    field { name: "key" number: 1 type: TYPE_BOOL label: LABEL_OPTIONAL }
+    field { name: "value" number: 2 type: TYPE_INT64 label: LABEL_OPTIONAL } } }`, `
+name: "p2.proto" package: "t" syntax: "proto2"
+message_type { name: "P2"
+  field { name: "id" number: 1 type: TYPE_INT64 label: LABEL_REQUIRED }
+  field { name: "note" number: 2 type: TYPE_STRING label: LABEL_OPTIONAL }
+  field { name: "xs" number: 3 type: TYPE_INT32 label: LABEL_REPEATED }
+  field { name: "g" number: 4 type: TYPE_GROUP type_name: ".t.P2.G" label: LABEL_OPTIONAL }
+  nested_type { name: "G" field { name: "a" number: 5 type: TYPE_INT32 label: LABEL_OPTIONAL } } }`,
 }
 
-const (
-	optional = descriptorpb.FieldDescriptorProto_LABEL_OPTIONAL
-	repeat   = descriptorpb.FieldDescriptorProto_LABEL_REPEATED
-	required = descriptorpb.FieldDescriptorProto_LABEL_REQUIRED
-)
-
-// testMessages returns t.All (proto3: every scalar kind, packed and map fields, messages, a
-// timestamp and a wrapper) and t.P2 (proto2: a required field, an unpacked repeated field and
-// a group).
+// testMessages returns the messages of testProtos.
 func testMessages(t testing.TB) (all, p2 protoreflect.MessageDescriptor) {
 	t.Helper()
-	type ft = descriptorpb.FieldDescriptorProto_Type
-	f := func(name string, num int32, typ ft) *descriptorpb.FieldDescriptorProto {
-		return fieldOf(name, num, typ, "", optional)
-	}
-	entry := func(name string, key, val ft) *descriptorpb.DescriptorProto {
-		return &descriptorpb.DescriptorProto{Name: proto.String(name), Options: &descriptorpb.MessageOptions{MapEntry: proto.Bool(true)},
-			Field: []*descriptorpb.FieldDescriptorProto{f("key", 1, key), f("value", 2, val)}}
-	}
-	file3 := &descriptorpb.FileDescriptorProto{
-		Name: proto.String("t.proto"), Package: proto.String("t"), Syntax: proto.String("proto3"),
-		Dependency: []string{"google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto"},
-		EnumType: []*descriptorpb.EnumDescriptorProto{{Name: proto.String("E"), Value: []*descriptorpb.EnumValueDescriptorProto{
-			{Name: proto.String("ZERO"), Number: proto.Int32(0)}, {Name: proto.String("NEG"), Number: proto.Int32(-2)}}}},
-		MessageType: []*descriptorpb.DescriptorProto{
-			{Name: proto.String("Sub"), Field: []*descriptorpb.FieldDescriptorProto{
-				f("name", 1, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-				fieldOf("xs", 2, descriptorpb.FieldDescriptorProto_TYPE_SINT64, "", repeat)}},
-			{Name: proto.String("All"), Field: []*descriptorpb.FieldDescriptorProto{
-				f("i32", 1, descriptorpb.FieldDescriptorProto_TYPE_INT32), f("i64", 2, descriptorpb.FieldDescriptorProto_TYPE_INT64),
-				f("u32", 3, descriptorpb.FieldDescriptorProto_TYPE_UINT32), f("u64", 4, descriptorpb.FieldDescriptorProto_TYPE_UINT64),
-				f("s32", 5, descriptorpb.FieldDescriptorProto_TYPE_SINT32), f("s64", 6, descriptorpb.FieldDescriptorProto_TYPE_SINT64),
-				f("f32", 7, descriptorpb.FieldDescriptorProto_TYPE_FIXED32), f("f64", 8, descriptorpb.FieldDescriptorProto_TYPE_FIXED64),
-				f("sf32", 9, descriptorpb.FieldDescriptorProto_TYPE_SFIXED32), f("sf64", 10, descriptorpb.FieldDescriptorProto_TYPE_SFIXED64),
-				f("fl", 11, descriptorpb.FieldDescriptorProto_TYPE_FLOAT), f("db", 12, descriptorpb.FieldDescriptorProto_TYPE_DOUBLE),
-				f("b", 13, descriptorpb.FieldDescriptorProto_TYPE_BOOL), f("s", 14, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-				f("by", 15, descriptorpb.FieldDescriptorProto_TYPE_BYTES),
-				fieldOf("e", 16, descriptorpb.FieldDescriptorProto_TYPE_ENUM, ".t.E", optional),
-				fieldOf("ri32", 17, descriptorpb.FieldDescriptorProto_TYPE_INT32, "", repeat),
-				fieldOf("rs", 18, descriptorpb.FieldDescriptorProto_TYPE_STRING, "", repeat),
-				fieldOf("m", 19, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".t.All.MEntry", repeat),
-				fieldOf("mb", 20, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".t.All.MbEntry", repeat),
-				fieldOf("sub", 21, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".t.Sub", optional),
-				fieldOf("subs", 22, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".t.Sub", repeat),
-				fieldOf("ts", 23, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".google.protobuf.Timestamp", optional),
-				fieldOf("w", 24, descriptorpb.FieldDescriptorProto_TYPE_MESSAGE, ".google.protobuf.StringValue", optional),
-			}, NestedType: []*descriptorpb.DescriptorProto{
-				entry("MEntry", descriptorpb.FieldDescriptorProto_TYPE_INT32, descriptorpb.FieldDescriptorProto_TYPE_STRING),
-				entry("MbEntry", descriptorpb.FieldDescriptorProto_TYPE_BOOL, descriptorpb.FieldDescriptorProto_TYPE_INT64),
-			}},
-		},
-	}
-	file2 := &descriptorpb.FileDescriptorProto{
-		Name: proto.String("p2.proto"), Package: proto.String("t"), Syntax: proto.String("proto2"),
-		MessageType: []*descriptorpb.DescriptorProto{{Name: proto.String("P2"), Field: []*descriptorpb.FieldDescriptorProto{
-			fieldOf("id", 1, descriptorpb.FieldDescriptorProto_TYPE_INT64, "", required),
-			fieldOf("note", 2, descriptorpb.FieldDescriptorProto_TYPE_STRING, "", optional),
-			fieldOf("xs", 3, descriptorpb.FieldDescriptorProto_TYPE_INT32, "", repeat),
-			fieldOf("g", 4, descriptorpb.FieldDescriptorProto_TYPE_GROUP, ".t.P2.G", optional),
-		}, NestedType: []*descriptorpb.DescriptorProto{{Name: proto.String("G"), Field: []*descriptorpb.FieldDescriptorProto{
-			fieldOf("a", 5, descriptorpb.FieldDescriptorProto_TYPE_INT32, "", optional)}}}}},
-	}
-	files, err := protodesc.NewFiles(&descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
+	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
 		protodesc.ToFileDescriptorProto(timestamppb.File_google_protobuf_timestamp_proto),
 		protodesc.ToFileDescriptorProto(wrapperspb.File_google_protobuf_wrappers_proto),
-		file3, file2,
-	}})
+	}}
+	for _, text := range testProtos {
+		fdp := &descriptorpb.FileDescriptorProto{}
+		if err := prototext.Unmarshal([]byte(text), fdp); err != nil {
+			t.Fatal(err)
+		}
+		set.File = append(set.File, fdp)
+	}
+	files, err := protodesc.NewFiles(set)
 	if err != nil {
 		t.Fatal(err)
 	}
