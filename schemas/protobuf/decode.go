@@ -28,11 +28,23 @@ func NewDecoder(md protoreflect.MessageDescriptor) *Decoder {
 
 // Decode returns the row of the message in b; the row shares nothing with b.
 func (d *Decoder) Decode(b []byte) (schemas.Row, error) {
-	d.msg.Reset()
-	if err := (proto.UnmarshalOptions{Resolver: protoregistry.GlobalTypes}).Unmarshal(b, d.msg); err != nil {
+	if err := d.unmarshal(b); err != nil {
 		return nil, fmt.Errorf("not a %s message: %w", d.md.FullName(), err)
 	}
 	return messageRow(d.msg)
+}
+
+// unmarshal reads b into d.msg. protobuf-go's Unmarshal panics on some malformed map entries
+// of dynamic messages ("type mismatch: cannot convert nil to map key", found by FuzzDecode):
+// that is a bad record, not a reason to stop the process.
+func (d *Decoder) unmarshal(b []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("malformed message: %v", p)
+		}
+	}()
+	d.msg.Reset()
+	return proto.UnmarshalOptions{Resolver: protoregistry.GlobalTypes}.Unmarshal(b, d.msg)
 }
 
 // messageRow returns the fields of m as a row, in the order of its descriptor.
