@@ -21,6 +21,9 @@ func AppendDecimal(dst []byte, n *big.Int) []byte {
 // allowed) and whose sign is negative to dst, as the shortest big-endian two's complement
 // bytes. It allocates nothing beyond growing dst.
 func AppendTwosComplement(dst, mag []byte, negative bool) []byte {
+	for len(mag) > 0 && mag[0] == 0 { // a 256-bit buffer holds mostly zeros: skip them first
+		mag = mag[1:]
+	}
 	start := len(dst)
 	dst = append(dst, 0) // room for the sign
 	dst = append(dst, mag...)
