@@ -607,12 +607,16 @@ func (a u256) cmp(b u256) int {
 // appendTwos appends ±mag as length-prefixed bytes: the shortest little-endian two's
 // complement (schemas.AppendTwosComplement, reversed, as BigDecimalByteStringEncoder does).
 func appendTwos(dst []byte, mag u256, neg bool) []byte {
+	n := len(mag) // the words that hold the magnitude (most values need one)
+	for n > 1 && mag[n-1] == 0 {
+		n--
+	}
 	var b [32]byte
-	for i, w := range mag {
-		binary.BigEndian.PutUint64(b[24-8*i:], w)
+	for i, w := range mag[:n] {
+		binary.BigEndian.PutUint64(b[8*(n-1-i):], w)
 	}
 	mark := len(dst)
-	dst = schemas.AppendTwosComplement(append(dst, 0), b[:], neg)
+	dst = schemas.AppendTwosComplement(append(dst, 0), b[:8*n], neg)
 	slices.Reverse(dst[mark+1:])
 	dst[mark] = byte(len(dst) - mark - 1) // at most 33 bytes: a one-byte varint
 	return dst
