@@ -17,6 +17,7 @@ import (
 	bq "cloud.google.com/go/bigquery"
 	"cloud.google.com/go/bigquery/storage/managedwriter/adapt"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/schemas/protobuf"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -35,30 +36,20 @@ import (
 //     int64; FLOAT64: double;
 //   - REPEATED: a repeated field, packed where the descriptor says so; RECORD: a message.
 
-// encoder writes rows of one input schema as the table's proto rows. Safe for concurrent use.
+// encoder writes rows of one input schema as the table's proto rows, with schemas/protobuf's
+// encoder driven by the table's descriptor and the conversions of scalarPut. Safe for
+// concurrent use.
 type encoder struct {
-	desc   *descriptorpb.DescriptorProto
-	nIn    int
-	fields []topField
-}
-
-// topField is a column the rows have, with the field's position in a row.
-type topField struct {
-	in int
-	f  *fieldEnc
-}
-
-// fieldEnc writes one column of a row or of a record.
-type fieldEnc struct {
-	name     string // the column's name, for errors
-	required bool
-	// write appends the key and the value(s) of a non-nil v.
-	write func(dst []byte, v any) ([]byte, error)
+	desc *descriptorpb.DescriptorProto
+	enc  *protobuf.Encoder
+	// columns holds the column of each field of the descriptor (of its nested records too),
+	// for the writers of its values and the names in errors.
+	columns map[protoreflect.FieldDescriptor]*bq.FieldSchema
 }
 
 // putFn appends one non-nil value without its key: a varint, a fixed64 or a length-prefixed
 // payload.
-type putFn func(dst []byte, v any) ([]byte, error)
+type putFn = protobuf.Put
 
 // newEncoder prepares the encoding of rows of in as rows of the table: the proto descriptor
 // comes from the table's schema (adapt's conversion, normalized), and each input field is
@@ -94,20 +85,59 @@ func newEncoder(table bq.Schema, in *schemas.Schema) (*encoder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the table's normalized proto descriptor: %w", err)
 	}
-	e := &encoder{desc: dp, nIn: len(in.Fields)}
-	fds := file.Messages().Get(0).Fields()
-	for i, c := range cols {
-		j := fieldIndex(in.Fields, c.Name)
-		if j < 0 {
-			continue
-		}
-		f, err := newFieldEnc(in.Fields[j].Type, c, fds.ByNumber(protowire.Number(i+1)))
-		if err != nil {
-			return nil, underField(err, c.Name)
-		}
-		e.fields = append(e.fields, topField{in: j, f: f})
+	e := &encoder{desc: dp, columns: map[protoreflect.FieldDescriptor]*bq.FieldSchema{}}
+	root := file.Messages().Get(0)
+	records := map[protoreflect.FullName]bq.Schema{}
+	e.mapColumns(root, cols, records)
+	e.enc, err = protobuf.NewEncoder(root, in, protobuf.Options{
+		// Field n of a message is its record's column n-1 (adapt numbers them so); the
+		// descriptor's names are not the columns' when those are not proto names.
+		Field: func(md protoreflect.MessageDescriptor, name string) protoreflect.FieldDescriptor {
+			rec := records[md.FullName()]
+			i := findColumn(rec, name)
+			if i < 0 {
+				return nil
+			}
+			return md.Fields().ByNumber(protowire.Number(i + 1))
+		},
+		Value: e.put,
+	})
+	if err != nil {
+		return nil, e.rowError(err)
 	}
 	return e, nil
+}
+
+// mapColumns records the column of each field of md, whose columns are cols, and of the
+// fields of its records.
+func (e *encoder) mapColumns(md protoreflect.MessageDescriptor, cols bq.Schema, records map[protoreflect.FullName]bq.Schema) {
+	records[md.FullName()] = cols
+	for i, c := range cols {
+		fd := md.Fields().ByNumber(protowire.Number(i + 1))
+		if fd == nil {
+			continue
+		}
+		e.columns[fd] = c
+		if fd.Message() != nil {
+			e.mapColumns(fd.Message(), c.Schema, records)
+		}
+	}
+}
+
+// put returns the writer of values of t into the column of fd, as scalarPut says.
+func (e *encoder) put(fd protoreflect.FieldDescriptor, t schemas.Type) (putFn, error) {
+	c := e.columns[fd]
+	if c == nil {
+		return nil, errors.New("has no field in the proto descriptor made from the table schema")
+	}
+	put, kind := scalarPut(t.Kind, canonicalType(c.Type), c)
+	if put == nil {
+		return nil, fmt.Errorf("has type %s in the table, which sluice cannot write values of type %s to", sqlTypeName(c), t)
+	}
+	if fd.Kind() != kind {
+		return nil, fmt.Errorf("is a proto %s in the descriptor made from the table schema, where sluice writes a %s", fd.Kind(), kind)
+	}
+	return put, nil
 }
 
 // Descriptor returns the normalized descriptor of the rows Encode writes, for
@@ -118,30 +148,58 @@ func (e *encoder) Descriptor() *descriptorpb.DescriptorProto { return e.desc }
 // record): it names the field and the value, and dst comes back as it was given, so the rows
 // already in it are kept.
 func (e *encoder) Encode(dst []byte, row schemas.Row) ([]byte, error) {
-	if len(row) != e.nIn {
-		return dst, fmt.Errorf("the row has %d values, its schema %d fields", len(row), e.nIn)
+	out, err := e.enc.Append(dst, row)
+	if err != nil {
+		return out, e.rowError(err)
 	}
-	start := len(dst)
-	var err error
-	for _, tf := range e.fields {
-		v := row[tf.in]
-		if v == nil {
-			if tf.f.required {
-				return dst[:start], &fieldPathError{tf.f.name, errNullRequired}
-			}
-			continue
-		}
-		if dst, err = tf.f.write(dst, v); err != nil {
-			return dst[:start], underField(err, tf.f.name)
-		}
-	}
-	return dst, nil
+	return out, nil
 }
 
 var (
 	errNullRequired = errors.New("is REQUIRED in the table, but the row holds null there")
 	errNullElement  = errors.New("is null, which a BigQuery array cannot hold")
 )
+
+// rowError words an error of schemas/protobuf's encoder as the other errors of this package:
+// the path of columns as "a.b[2][k]", the value as describe shows it.
+func (e *encoder) rowError(err error) error {
+	var pe *protobuf.Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	path := ""
+	for _, s := range pe.Path {
+		switch {
+		case s.IsEntry():
+			path += "[" + s.Key + "]"
+		case s.IsElement():
+			path += "[" + strconv.Itoa(s.Index) + "]"
+		default:
+			name := string(s.Field.Name())
+			if c := e.columns[s.Field]; c != nil {
+				name = c.Name
+			}
+			path = joinPath(path, name)
+		}
+	}
+	leaf := pe.Err
+	var kind *protobuf.KindError
+	var key *protobuf.KeyError
+	switch {
+	case errors.Is(leaf, protobuf.ErrNullRequired):
+		leaf = errNullRequired
+	case errors.Is(leaf, protobuf.ErrNullElement):
+		leaf = errNullElement
+	case errors.As(leaf, &kind):
+		leaf = mismatch(kind.Value, kind.Want)
+	case errors.As(leaf, &key) && errors.Is(key.Err, protobuf.ErrInvalidUTF8):
+		leaf = fmt.Errorf("has the key %s, which is not valid UTF-8", describe(key.Key))
+	}
+	if path == "" {
+		return leaf
+	}
+	return &fieldPathError{path, leaf}
+}
 
 // descriptorColumns returns the table's columns with canonical type names, without those the
 // rows do not have and adapt cannot describe (INTERVAL): the Write API matches proto fields
@@ -159,238 +217,6 @@ func descriptorColumns(table bq.Schema, in *schemas.Schema) (bq.Schema, error) {
 		out = append(out, cc)
 	}
 	return out, nil
-}
-
-// newFieldEnc returns the writer of values of t into column c, whose proto field is fd.
-func newFieldEnc(t schemas.Type, c *bq.FieldSchema, fd protoreflect.FieldDescriptor) (*fieldEnc, error) {
-	if fd == nil {
-		return nil, errors.New("has no field in the proto descriptor made from the table schema")
-	}
-	f := &fieldEnc{name: c.Name, required: c.Required && !c.Repeated}
-	switch t.Kind {
-	case schemas.Map:
-		w, err := newMapWriter(*t.Elem, c, fd)
-		if err != nil {
-			return nil, err
-		}
-		f.write = w
-	case schemas.Array:
-		put, wt, err := newPut(*t.Elem, c, fd)
-		if err != nil {
-			return nil, err
-		}
-		if fd.IsPacked() {
-			f.write = packedWriter(protowire.AppendTag(nil, fd.Number(), protowire.BytesType), put)
-		} else {
-			f.write = repeatedWriter(protowire.AppendTag(nil, fd.Number(), wt), put)
-		}
-	default:
-		put, wt, err := newPut(t, c, fd)
-		if err != nil {
-			return nil, err
-		}
-		tag := protowire.AppendTag(nil, fd.Number(), wt)
-		f.write = func(dst []byte, v any) ([]byte, error) { return put(append(dst, tag...), v) }
-	}
-	return f, nil
-}
-
-func repeatedWriter(tag []byte, put putFn) func([]byte, any) ([]byte, error) {
-	return func(dst []byte, v any) ([]byte, error) {
-		xs, ok := v.([]any)
-		if !ok {
-			return dst, mismatch(v, "an array")
-		}
-		var err error
-		for i, x := range xs {
-			if x == nil {
-				return dst, &fieldPathError{"[" + strconv.Itoa(i) + "]", errNullElement}
-			}
-			if dst, err = put(append(dst, tag...), x); err != nil {
-				return dst, underField(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		return dst, nil
-	}
-}
-
-// packedWriter writes an array of varints or fixed64s as one length-prefixed run, as the
-// descriptor's [packed=true] says.
-func packedWriter(tag []byte, put putFn) func([]byte, any) ([]byte, error) {
-	return func(dst []byte, v any) ([]byte, error) {
-		xs, ok := v.([]any)
-		if !ok {
-			return dst, mismatch(v, "an array")
-		}
-		if len(xs) == 0 {
-			return dst, nil
-		}
-		dst = append(dst, tag...)
-		mark := len(dst)
-		dst = append(dst, 0)
-		var err error
-		for i, x := range xs {
-			if x == nil {
-				return dst, &fieldPathError{"[" + strconv.Itoa(i) + "]", errNullElement}
-			}
-			if dst, err = put(dst, x); err != nil {
-				return dst, underField(err, "["+strconv.Itoa(i)+"]")
-			}
-		}
-		return fixLength(dst, mark), nil
-	}
-}
-
-// fixLength writes at dst[mark], where one byte was reserved, the varint length of what
-// follows it, moving that along when the varint needs more bytes.
-func fixLength(dst []byte, mark int) []byte {
-	n := len(dst) - mark - 1
-	if n < 0x80 {
-		dst[mark] = byte(n)
-		return dst
-	}
-	size := protowire.SizeVarint(uint64(n))
-	dst = append(dst, make([]byte, size-1)...)
-	copy(dst[mark+size:], dst[mark+1:mark+1+n])
-	protowire.AppendVarint(dst[:mark], uint64(n))
-	return dst
-}
-
-// recordEnc writes a struct (map[string]any keyed by the input's field names) as a RECORD.
-type recordEnc struct {
-	fields []recordField
-}
-
-type recordField struct {
-	key string // the input's field name
-	f   *fieldEnc
-}
-
-func newRecordEnc(fs []schemas.Field, cols bq.Schema, md protoreflect.MessageDescriptor) (*recordEnc, error) {
-	r := &recordEnc{}
-	for i, c := range cols {
-		j := fieldIndex(fs, c.Name)
-		if j < 0 {
-			continue
-		}
-		f, err := newFieldEnc(fs[j].Type, c, md.Fields().ByNumber(protowire.Number(i+1)))
-		if err != nil {
-			return nil, underField(err, c.Name)
-		}
-		r.fields = append(r.fields, recordField{key: fs[j].Name, f: f})
-	}
-	return r, nil
-}
-
-func (r *recordEnc) put(dst []byte, v any) ([]byte, error) {
-	vals, ok := v.(map[string]any)
-	if !ok {
-		return dst, mismatch(v, "a struct")
-	}
-	mark := len(dst)
-	dst = append(dst, 0)
-	var err error
-	for _, rf := range r.fields {
-		x := vals[rf.key]
-		if x == nil {
-			if rf.f.required {
-				return dst, &fieldPathError{rf.f.name, errNullRequired}
-			}
-			continue
-		}
-		if dst, err = rf.f.write(dst, x); err != nil {
-			return dst, underField(err, rf.f.name)
-		}
-	}
-	return fixLength(dst, mark), nil
-}
-
-// newMapWriter writes a map as a REPEATED RECORD of key and value, one entry per key in
-// sorted order (Beam's representation).
-func newMapWriter(elem schemas.Type, c *bq.FieldSchema, fd protoreflect.FieldDescriptor) (func([]byte, any) ([]byte, error), error) {
-	if err := checkKind(fd, protoreflect.MessageKind); err != nil {
-		return nil, err
-	}
-	md := fd.Message()
-	k, v := findColumn(c.Schema, mapKeyField), findColumn(c.Schema, mapValueField)
-	keyFD := md.Fields().ByNumber(protowire.Number(k + 1))
-	if err := checkKind(keyFD, protoreflect.StringKind); err != nil {
-		return nil, underField(err, c.Schema[k].Name)
-	}
-	val, err := newFieldEnc(elem, c.Schema[v], md.Fields().ByNumber(protowire.Number(v+1)))
-	if err != nil {
-		return nil, underField(err, c.Schema[v].Name)
-	}
-	tag := protowire.AppendTag(nil, fd.Number(), protowire.BytesType)
-	keyTag := protowire.AppendTag(nil, keyFD.Number(), protowire.BytesType)
-	return func(dst []byte, x any) ([]byte, error) {
-		m, ok := x.(map[string]any)
-		if !ok {
-			return dst, mismatch(x, "a map")
-		}
-		keys := make([]string, 0, len(m))
-		for key := range m {
-			keys = append(keys, key)
-		}
-		slices.Sort(keys)
-		var err error
-		for _, key := range keys {
-			if !utf8.ValidString(key) {
-				return dst, fmt.Errorf("has the key %s, which is not valid UTF-8", describe(key))
-			}
-			dst = append(dst, tag...)
-			mark := len(dst)
-			dst = protowire.AppendString(append(append(dst, 0), keyTag...), key)
-			if mv := m[key]; mv != nil {
-				if dst, err = val.write(dst, mv); err != nil {
-					return dst, underField(err, "["+key+"]")
-				}
-			} else if val.required {
-				return dst, &fieldPathError{"[" + key + "]", errNullRequired}
-			}
-			dst = fixLength(dst, mark)
-		}
-		return dst, nil
-	}, nil
-}
-
-// newPut returns the writer of one value of t (not an array or a map) into the element type
-// of column c, and its wire type.
-func newPut(t schemas.Type, c *bq.FieldSchema, fd protoreflect.FieldDescriptor) (putFn, protowire.Type, error) {
-	if t.Kind == schemas.Struct {
-		if err := checkKind(fd, protoreflect.MessageKind); err != nil {
-			return nil, 0, err
-		}
-		r, err := newRecordEnc(t.Fields, c.Schema, fd.Message())
-		if err != nil {
-			return nil, 0, err
-		}
-		return r.put, protowire.BytesType, nil
-	}
-	put, kind := scalarPut(t.Kind, canonicalType(c.Type), c)
-	if put == nil {
-		return nil, 0, fmt.Errorf("has type %s in the table, which sluice cannot write values of type %s to", sqlTypeName(c), t)
-	}
-	if err := checkKind(fd, kind); err != nil {
-		return nil, 0, err
-	}
-	switch kind {
-	case protoreflect.DoubleKind:
-		return put, protowire.Fixed64Type, nil
-	case protoreflect.StringKind, protoreflect.BytesKind:
-		return put, protowire.BytesType, nil
-	}
-	return put, protowire.VarintType, nil
-}
-
-func checkKind(fd protoreflect.FieldDescriptor, want protoreflect.Kind) error {
-	if fd == nil {
-		return errors.New("has no field in the proto descriptor made from the table schema")
-	}
-	if fd.Kind() != want {
-		return fmt.Errorf("is a proto %s in the descriptor made from the table schema, where sluice writes a %s", fd.Kind(), want)
-	}
-	return nil
 }
 
 // scalarPut returns the writer of a value of kind k into a column of type ft, with the proto
@@ -779,21 +605,19 @@ func (a u256) cmp(b u256) int {
 }
 
 // appendTwos appends ±mag as length-prefixed bytes: the shortest little-endian two's
-// complement (Java's BigInteger.toByteArray, reversed).
+// complement (schemas.AppendTwosComplement, reversed, as BigDecimalByteStringEncoder does).
 func appendTwos(dst []byte, mag u256, neg bool) []byte {
-	if neg {
-		c := uint64(1)
-		for i := range mag {
-			mag[i], c = bits.Add64(^mag[i], 0, c)
-		}
-	}
-	var b [32]byte
-	for i, w := range mag {
-		binary.LittleEndian.PutUint64(b[8*i:], w)
-	}
-	n := len(b)
-	for n > 1 && (b[n-1] == 0 && b[n-2]&0x80 == 0 || b[n-1] == 0xff && b[n-2]&0x80 != 0) {
+	n := len(mag) // the words that hold the magnitude (most values need one)
+	for n > 1 && mag[n-1] == 0 {
 		n--
 	}
-	return protowire.AppendBytes(dst, b[:n])
+	var b [32]byte
+	for i, w := range mag[:n] {
+		binary.BigEndian.PutUint64(b[8*(n-1-i):], w)
+	}
+	mark := len(dst)
+	dst = schemas.AppendTwosComplement(append(dst, 0), b[:8*n], neg)
+	slices.Reverse(dst[mark+1:])
+	dst[mark] = byte(len(dst) - mark - 1) // at most 33 bytes: a one-byte varint
+	return dst
 }

@@ -36,6 +36,7 @@ func interrupted(t *testing.T, step string, extra ...string) (*fakeBQ, func(...c
 	info := component.SinkInfo{Pipeline: "p", Lanes: 2}
 	d := connectortest.Driver{T: t, Pipeline: info.Pipeline, Lanes: 2, Source: "test:in"}
 	s := f.build(connectortest.Schema, "t", extra...)
+	t.Cleanup(func() { _ = s.Close(ctx) }) // the crashed process's clients, once the test is done
 	if _, err := s.Open(ctx, info); err != nil {
 		t.Fatal(err)
 	}

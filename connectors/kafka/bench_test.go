@@ -64,3 +64,29 @@ func BenchmarkDecodeAvro(b *testing.B) {
 		return v
 	})
 }
+
+// Encoding ~1 KiB rows as shop.Order messages with WriteToKafka's format PROTO: every field
+// set, nested messages, a map, a timestamp and a wrapper (go test -run '^$' -bench Proto
+// ./connectors/kafka/).
+func BenchmarkEncodeProto(b *testing.B) {
+	path, md := writeDescriptorSet(b)
+	lines := []string{"format: PROTO", "file_descriptor_path: " + path, "message_name: shop.Order"}
+	src := env.Build(b, "", "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
+	row, err := src.format.newDecoder()(orderValues(b, md)[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	row[1] = strings.Repeat("a long name of the order, ", 36) // ~1 KiB in all
+	enc := env.Build(b, "", "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.newEncoder()
+	buf, _, err := enc(nil, src.out, row)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, _, err = enc(buf[:0], src.out, row); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

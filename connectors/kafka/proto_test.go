@@ -82,7 +82,7 @@ func ordersProto() *descriptorpb.FileDescriptorProto {
 
 // writeDescriptorSet writes shop.proto and its imports as a FileDescriptorSet and returns its
 // path and the Order message.
-func writeDescriptorSet(t *testing.T) (string, protoreflect.MessageDescriptor) {
+func writeDescriptorSet(t testing.TB) (string, protoreflect.MessageDescriptor) {
 	t.Helper()
 	set := &descriptorpb.FileDescriptorSet{File: []*descriptorpb.FileDescriptorProto{
 		protodesc.ToFileDescriptorProto(timestamppb.File_google_protobuf_timestamp_proto),
@@ -101,7 +101,7 @@ func writeDescriptorSet(t *testing.T) (string, protoreflect.MessageDescriptor) {
 }
 
 // writeSet writes set into a file of the test's and returns its path.
-func writeSet(t *testing.T, set *descriptorpb.FileDescriptorSet) string {
+func writeSet(t testing.TB, set *descriptorpb.FileDescriptorSet) string {
 	t.Helper()
 	data, err := proto.Marshal(set)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestProtoConfigErrors(t *testing.T) {
 
 // orderValues returns shop.Order messages, encoded: one with every field set, one with none,
 // and one whose uint64 does not fit an integer.
-func orderValues(t *testing.T, md protoreflect.MessageDescriptor) [][]byte {
+func orderValues(t testing.TB, md protoreflect.MessageDescriptor) [][]byte {
 	t.Helper()
 	full := dynamicpb.NewMessage(md)
 	set := func(m *dynamicpb.Message, name string, v protoreflect.Value) {

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
+
+	"github.com/sluicehq/sluice/internal/wiretype"
 )
 
 // writerSchema is a writer's proto descriptor bound to one table's columns. Rows are kept
@@ -216,7 +218,7 @@ func bindField(fd protoreflect.FieldDescriptor, c *column, path string) (*fieldP
 	if !ok {
 		return nil, mismatch()
 	}
-	fp := &fieldPlan{path: path, col: c, kind: kind, list: fd.IsList(), req: -1, wire: wireTypeOf(kind)}
+	fp := &fieldPlan{path: path, col: c, kind: kind, list: fd.IsList(), req: -1, wire: wiretype.Of(kind)}
 	switch {
 	case c.typ == typeRecord:
 		sub, err := bindMessage(fd.Message(), c.fields, path+".")
@@ -244,17 +246,4 @@ func bindField(fd protoreflect.FieldDescriptor, c *column, path string) (*fieldP
 		fp.check = checkFinite
 	}
 	return fp, nil
-}
-
-func wireTypeOf(k protoreflect.Kind) protowire.Type {
-	switch k {
-	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
-		return protowire.Fixed32Type
-	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
-		return protowire.Fixed64Type
-	case protoreflect.StringKind, protoreflect.BytesKind, protoreflect.MessageKind:
-		return protowire.BytesType
-	default:
-		return protowire.VarintType
-	}
 }
