@@ -40,8 +40,6 @@ type ReadOptions struct {
 	Topics []string
 	// RegistryAuth is the registry's user:password from the connector's properties (a secret).
 	RegistryAuth string
-	// Proto builds format PROTO (the connector's until schemas/protobuf takes it).
-	Proto func() (Reading, bool)
 }
 
 // The row schemas of RAW and STRING, as in Beam.
@@ -91,7 +89,7 @@ func (c *Config) Read(ctx *component.Context, format string, opt ReadOptions) (R
 			}
 		}}, true
 	case "PROTO":
-		return opt.Proto()
+		return c.protoReading(ctx)
 	}
 	codec := avroCodecOf(ctx, c.Schema, "AVRO (the default format)")
 	if codec == nil {

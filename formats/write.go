@@ -29,8 +29,6 @@ type WriteOptions struct {
 	// LookupOnly only looks the values' schema up in the registry instead of registering it
 	// (the Confluent serializers' auto.register.schemas=false).
 	LookupOnly bool
-	// Proto builds format PROTO (the connector's until schemas/protobuf takes it).
-	Proto func() (Writing, bool)
 }
 
 // Write checks the format keys for writing values of format (RAW, JSON, AVRO, PROTO) from
@@ -77,7 +75,7 @@ func (c *Config) writing(ctx *component.Context, format string, opt WriteOptions
 		}
 		return w, true
 	case "PROTO":
-		return opt.Proto()
+		return c.protoWriting(ctx)
 	}
 	return c.avroWriting(ctx)
 }

@@ -72,12 +72,12 @@ func BenchmarkEncodeProto(b *testing.B) {
 	path, md := writeDescriptorSet(b)
 	lines := []string{"format: PROTO", "file_descriptor_path: " + path, "message_name: shop.Order"}
 	src := env.Build(b, "", "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
-	row, err := src.format.newDecoder()(orderValues(b, md)[0])
+	row, err := src.format.NewDecoder()(orderValues(b, md)[0])
 	if err != nil {
 		b.Fatal(err)
 	}
 	row[1] = strings.Repeat("a long name of the order, ", 36) // ~1 KiB in all
-	enc := env.Build(b, "", "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.newEncoder()
+	enc := env.Build(b, "", "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.NewEncoder()
 	buf, _, err := enc(nil, src.out, row)
 	if err != nil {
 		b.Fatal(err)

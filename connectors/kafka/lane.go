@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/formats"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -21,7 +22,7 @@ import (
 type laneWriter struct {
 	s       *sink
 	lane    int
-	enc     rowEncoder
+	enc     formats.Encoder
 	header  []byte        // heads every value that is not null
 	flushed uint64        // the last epoch this lane flushed; the lane's own
 	held    []*kgo.Record // written after Flush(flushed), waiting for its Commit
@@ -32,7 +33,7 @@ type laneWriter struct {
 }
 
 func newLaneWriter(s *sink, lane int, committed uint64) *laneWriter {
-	return &laneWriter{s: s, lane: lane, enc: s.format.newEncoder(), header: s.header, flushed: committed, errs: s.errOut}
+	return &laneWriter{s: s, lane: lane, enc: s.format.NewEncoder(), header: s.header, flushed: committed, errs: s.errOut}
 }
 
 // Write encodes the rows of b and produces them. A row that cannot be encoded stops the

@@ -220,9 +220,9 @@ func TestWriteProtoRoundTrip(t *testing.T) {
 	path, md := writeDescriptorSet(t)
 	lines := []string{"format: PROTO", "file_descriptor_path: " + path, "message_name: shop.Order"}
 	src := build(t, "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
-	dec := src.format.newDecoder()
+	dec := src.format.NewDecoder()
 	w := build(t, "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink)
-	enc := w.format.newEncoder()
+	enc := w.format.NewEncoder()
 	for i, v := range orderValues(t, md)[:2] {
 		row, err := dec(v)
 		if err != nil {
@@ -263,7 +263,7 @@ func TestWriteProtoErrors(t *testing.T) {
 		t.Errorf("an unknown field: %s", got)
 	}
 	in = schemas.New(schemas.Field{Name: "color", Type: schemas.Type{Kind: schemas.String}}, schemas.Field{Name: "tags", Type: schemas.Type{Kind: schemas.Any}})
-	enc := build(t, cfg, in).Component.(*sink).format.newEncoder()
+	enc := build(t, cfg, in).Component.(*sink).format.NewEncoder()
 	for _, c := range []struct {
 		row  schemas.Row
 		want string
@@ -299,7 +299,7 @@ func TestWriteProtoMapKeysAndEnumNumbers(t *testing.T) {
 	}}}
 	lines := []string{"format: PROTO", "file_descriptor_path: " + writeSet(t, set), "message_name: M"}
 	src := build(t, "type: ReadFromKafka\nconfig:\n"+config("t", lines...)).Component.(*source)
-	enc := build(t, "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.newEncoder()
+	enc := build(t, "type: WriteToKafka\nconfig:\n"+config("t", lines...), src.out).Component.(*sink).format.NewEncoder()
 	if _, _, err := enc([]byte{}, src.out, schemas.Row{map[string]any{"5000000000": "x"}, "Z"}); err == nil || !strings.Contains(err.Error(), `key "5000000000": 5000000000 does not fit int32`) {
 		t.Errorf("an int32 key out of range: %v", err)
 	}
@@ -307,7 +307,7 @@ func TestWriteProtoMapKeysAndEnumNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := src.format.newDecoder()(b)
+	row, err := src.format.NewDecoder()(b)
 	if err != nil || fmt.Sprint(row) != "[map[-3:x] 7]" {
 		t.Errorf("read back %v, %v; want [map[-3:x] 7]", row, err)
 	}

@@ -50,12 +50,12 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 	var reading formats.Reading
 	fok := false
 	if !cfg.UsesRegistry() || ok { // it may ask the registry, with the properties' credentials
-		reading, fok = cfg.Read(ctx, cfg.Format, formats.ReadOptions{Topics: topics, RegistryAuth: set.registryAuth, Proto: readProto(ctx, cfg)})
+		reading, fok = cfg.Read(ctx, cfg.Format, formats.ReadOptions{Topics: topics, RegistryAuth: set.registryAuth})
 	}
 	if !ok || !fok {
 		return nil, nil
 	}
-	format := readFormat{Reading: reading, newDecoder: reading.NewDecoder}
+	format := reading
 	out := format.Schema
 	if out == nil && format.From != "" {
 		ctx.OutputFromService(component.Main, format.From)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/formats"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -22,7 +23,7 @@ type sink struct {
 	name   string // the sink's name in the pipeline
 	topic  string
 	set    *settings
-	format writeFormat
+	format formats.Writing
 	input  *schemas.Schema // for batches that carry none
 	errOut *component.ErrorOutput
 	keyOf  component.RowFunc // the record key expression, or nil
@@ -77,9 +78,9 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	defer s.commitMu.Unlock()
 	s.closeClient(ctx)
 	var header []byte
-	if s.format.wire != nil {
+	if s.format.Wire != nil {
 		var err error
-		if header, err = s.format.wire.Header(ctx); err != nil {
+		if header, err = s.format.Wire.Header(ctx); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.what, err)
 		}
 	}

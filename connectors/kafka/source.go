@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/formats"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/schemas/confluent"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -33,9 +34,9 @@ type source struct {
 	pattern    *regexp.Regexp  // topic_pattern, anchored, or nil
 	patternSrc string          // topic_pattern as written, for messages
 	set        *settings
-	format     readFormat
+	format     formats.Reading
 	errOut     *component.ErrorOutput
-	pool       sync.Pool // of valueDecoder
+	pool       sync.Pool // of formats.Decoder
 	maxRecords int64
 	maxTime    time.Duration
 	stopAtEnd  bool
@@ -68,9 +69,9 @@ type chunk struct {
 	recs      []*kgo.Record
 }
 
-func newSource(what string, topics []string, set *settings, format readFormat, errOut *component.ErrorOutput) *source {
+func newSource(what string, topics []string, set *settings, format formats.Reading, errOut *component.ErrorOutput) *source {
 	s := &source{what: what, topics: topics, set: set, format: format, out: format.Schema, errOut: errOut}
-	s.pool.New = func() any { return format.newDecoder() }
+	s.pool.New = func() any { return format.NewDecoder() }
 	return s
 }
 
@@ -430,7 +431,7 @@ func (s *source) atEnd() bool {
 // cannot be reached stops the pipeline: it is not the record's fault, and the record is read
 // again on the next run.
 func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	dec := s.pool.Get().(valueDecoder)
+	dec := s.pool.Get().(formats.Decoder)
 	defer s.pool.Put(dec)
 	return component.DecodeBatch(b, s.out, s.errOut, emit, func(i int, raw []byte) (schemas.Row, error) {
 		row, err := dec(raw)

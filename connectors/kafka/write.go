@@ -50,12 +50,12 @@ func buildWrite(ctx *component.Context, cfg *WriteConfig) (component.Sink, error
 	keyFn, kok := recordKey(ctx, cfg.Key)
 	ok = ok && kok
 	writing, fok := cfg.Write(ctx, cfg.Format, formats.WriteOptions{Topic: cfg.Topic, RegistryAuth: set.registryAuth,
-		LookupOnly: set.lookupOnly, Proto: writeProto(ctx, cfg)})
+		LookupOnly: set.lookupOnly})
 	if !ok || !fok {
 		return nil, nil
 	}
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, ctx.Input(), component.IOShape)
-	format := writeFormat{newEncoder: writing.NewEncoder, wire: writing.Wire}
+	format := writing
 	return &sink{what: ctx.Describe(), name: ctx.Name, topic: cfg.Topic, set: set, format: format,
 		input: ctx.Input(), errOut: errOut, keyOf: keyFn, exactly: ctx.Options.Delivery != component.AtLeastOnce}, nil
 }

@@ -156,15 +156,15 @@ func TestAvroEncodeErrors(t *testing.T) {
 	}
 }
 
-// twosComplement writes the shortest bytes that decimalOf reads back.
+// The decimal encoder writes the shortest bytes that decimalOf reads back.
 func TestDecimalBytes(t *testing.T) {
 	for _, n := range []int64{0, 1, -1, 127, 128, -128, -129, 255, 256, -32768, 1 << 40, -(1 << 40)} {
-		b := twosComplement(big.NewInt(n))
+		b := schemas.AppendDecimal(nil, big.NewInt(n))
 		if got := decimalOf(b, 0); got.Cmp(new(big.Rat).SetInt64(n)) != 0 {
 			t.Errorf("%d: %x reads back as %v", n, b, got)
 		}
 	}
-	if b := twosComplement(big.NewInt(-128)); len(b) != 1 {
+	if b := schemas.AppendDecimal(nil, big.NewInt(-128)); len(b) != 1 {
 		t.Errorf("-128 takes %d bytes", len(b))
 	}
 }

@@ -187,7 +187,7 @@ func (e *Encoder) decimal(t *avroType, v any) error {
 	if !scaled.IsInt() {
 		return fmt.Errorf("avro field %q: %s has more than %d decimal places", t.path, r.FloatString(t.scale+4), t.scale)
 	}
-	b := twosComplement(scaled.Num())
+	b := schemas.AppendDecimal(nil, scaled.Num())
 	if t.kind == avroDecimalBytes {
 		e.w.WriteBytes(b)
 		return nil
@@ -204,25 +204,6 @@ func (e *Encoder) decimal(t *avroType, v any) error {
 	}
 	_, _ = e.w.Write(b)
 	return nil
-}
-
-// twosComplement returns the shortest big-endian two's complement bytes of n.
-func twosComplement(n *big.Int) []byte {
-	if n.Sign() >= 0 {
-		b := n.Bytes()
-		if len(b) == 0 || b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// -n = 2^k - |n| for the smallest k that keeps the sign bit set.
-	size := (n.BitLen() + 8) / 8
-	m := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), uint(8*size)), n)
-	b := m.FillBytes(make([]byte, size))
-	for len(b) > 1 && b[0] == 0xff && b[1]&0x80 != 0 {
-		b = b[1:]
-	}
-	return b
 }
 
 func (t *avroType) describe() string {

@@ -81,7 +81,7 @@ type KindError struct {
 }
 
 func (e *KindError) Error() string {
-	return fmt.Sprintf("%s takes %s, not a %s value", e.What, e.Want, schemas.ValueKind(e.Value))
+	return fmt.Sprintf("%s takes %s, not a %s value", e.What, e.Want, schemas.KindOf(e.Value))
 }
 
 // KeyError is a map key the map's key type cannot hold.
