@@ -138,6 +138,9 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 			}
 		}
 	}
+	if p != nil {
+		p.Warnings = append(r.Warnings, p.Warnings...) // already at the template's lines
+	}
 	return p, err
 }
 
