@@ -23,8 +23,17 @@ func (f *file) collect() []*Node {
 	var nodes []*Node
 	add := func(n *yaml.Node, role string) *Node {
 		var spec transformSpec
+		n = f.refuseDependencies(n)
 		if !f.dec.Decode(n, &spec, "transform") {
-			return nil
+			if spec.Type == "" || n.Kind != yaml.MappingNode {
+				return nil
+			}
+			// Kept, so that its type is checked and references to it resolve, but not built
+			// (a misspelt key may hold its config): the file's other problems are reported
+			// with this one.
+			node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role, broken: true}
+			nodes = append(nodes, node)
+			return node
 		}
 		node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role}
 		if node.Name == "" {
@@ -83,6 +92,27 @@ func (f *file) collect() []*Node {
 	}
 	f.checkNames(nodes)
 	return nodes
+}
+
+// refuseDependencies reports a transform's `dependencies:` (Beam installs the packages it
+// lists for the transform) at its key, and returns the transform without it, so that the
+// rest of the transform is checked.
+func (f *file) refuseDependencies(n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != "dependencies" {
+			continue
+		}
+		f.dec.Errorf(f.dec.At(n.Content[i]), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
+			Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
+			"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
+		c := *n
+		c.Content = append(append([]*yaml.Node(nil), n.Content[:i]...), n.Content[i+2:]...)
+		return &c
+	}
+	return n
 }
 
 // inputRefs reads an input: value: a reference, a list of them, or a mapping of named inputs.
@@ -162,6 +192,9 @@ func (f *file) resolve(nodes []*Node) {
 					target, tag = r.text[:i], r.text[i+1:]
 					matches = lookup(target)
 				}
+			}
+			if len(matches) != 1 || matches[0] == n {
+				n.unresolved = true // checked for its type and config only: its inputs are not all known
 			}
 			switch {
 			case len(matches) == 0:
