@@ -177,6 +177,16 @@ var badWant = map[string][]string{
 	"unknown_transform.yaml": {
 		"7:13: unknown transform type \"MapToFeilds\" (did you mean \"MapToFields\"?)",
 	},
+	"cycle_and_others.yaml": {
+		"3:7: the inputs form a cycle: a -> b -> a",
+		"5:14: Create 'a' is a source and takes no input",
+		"11:13: unknown transform type \"Frob\"",
+	},
+	"unknown_pipeline_key_and_others.yaml": {
+		"3:3: unknown key \"windowng\" in pipeline (did you mean \"windowing\"?)",
+		"7:13: unknown transform type \"Frob\"",
+		"9:13: \"delivery\" must be one of exactly_once, at_least_once, not \"exactly_onec\" (did you mean \"exactly_once\"?)",
+	},
 	"dependencies.yaml": {
 		"8:7: dependencies: sluice installs no packages, so it cannot give this transform the ones it lists",
 		"12:14: unknown field \"nope\" in the expression",

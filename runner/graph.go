@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -216,37 +217,39 @@ func (f *file) resolve(nodes []*Node) {
 	}
 }
 
-// order returns the nodes in topological order, reporting cycles.
+// order returns the nodes in topological order, reporting cycles. The input that closes a
+// cycle is dropped and its consumer checked for its type and config only, so that the rest of
+// the file is still checked.
 func (f *file) order(nodes []*Node) []*Node {
 	state := map[*Node]int{} // 0 new, 1 visiting, 2 done
 	var out []*Node
-	var visit func(n *Node, path []*Node) bool
-	visit = func(n *Node, path []*Node) bool {
-		switch state[n] {
-		case 1:
-			var names []string
-			for _, p := range append(path, n) {
-				names = append(names, p.Name)
-			}
-			f.dec.Errorf(n.Pos, "the inputs form a cycle: %s", strings.Join(names, " -> "))
-			return false
-		case 2:
-			return true
+	var visit func(n *Node, path []*Node)
+	visit = func(n *Node, path []*Node) {
+		if state[n] != 0 {
+			return
 		}
 		state[n] = 1
+		path = append(path, n)
+		kept := n.Inputs[:0]
 		for _, e := range n.Inputs {
-			if !visit(e.From, append(path, n)) {
-				return false
+			if state[e.From] == 1 {
+				var names []string
+				for _, p := range append(path[slices.Index(path, e.From):], e.From) {
+					names = append(names, p.Name)
+				}
+				f.dec.Errorf(e.From.Pos, "the inputs form a cycle: %s", strings.Join(names, " -> "))
+				n.unresolved = true
+				continue
 			}
+			visit(e.From, path)
+			kept = append(kept, e)
 		}
+		n.Inputs = kept
 		state[n] = 2
 		out = append(out, n)
-		return true
 	}
 	for _, n := range nodes {
-		if !visit(n, nil) {
-			return nil
-		}
+		visit(n, nil)
 	}
 	return out
 }
