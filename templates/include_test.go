@@ -74,73 +74,79 @@ func TestIncludeResolution(t *testing.T) {
 	}
 }
 
-// TestIncludeNextToFileFirst: a name that exists both next to the including file and in the
-// working directory is the one next to the file.
-func TestIncludeNextToFileFirst(t *testing.T) {
+// renderTree writes files into a new working directory and renders the first, given by its
+// relative path; it returns the directory too.
+func renderTree(t *testing.T, files ...string) (*Result, string, error) {
+	t.Helper()
 	dir := t.TempDir()
-	writeTree(t, dir,
-		"pipes/p.yaml", "pipeline:\n  transforms:\n{% include 'part.yaml' %}",
-		"pipes/part.yaml", "    - {type: LogForTesting, name: near}\n",
-		"part.yaml", "    - {type: LogForTesting, name: cwd}\n")
+	writeTree(t, dir, files...)
 	t.Chdir(dir)
-	src, _ := os.ReadFile("pipes/p.yaml")
-	r, err := Render("pipes/p.yaml", src, Input{JinjaVariables: map[string]any{}})
+	src, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := renderedNames(t, r); !slices.Equal(got, []string{"near"}) {
-		t.Errorf("got %q, want the file next to the pipeline", got)
+	r, err := Render(files[0], src, Input{JinjaVariables: map[string]any{}})
+	return r, dir, err
+}
+
+// TestIncludeOrder: a name found both next to the including file and in the working
+// directory is the one next to the file; a child given by a relative path extends a base
+// found from the working directory, and the base's own include resolves as the child's names
+// do (the engine renders the base within the child).
+func TestIncludeOrder(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"next to the file first", []string{
+			"pipes/p.yaml", "pipeline:\n  transforms:\n{% include 'part.yaml' %}",
+			"pipes/part.yaml", "    - {type: LogForTesting, name: near}\n",
+			"part.yaml", "    - {type: LogForTesting, name: cwd}\n"}, []string{"near"}},
+		{"extends from the working directory", []string{
+			"pipes/child.yaml", "{% extends 'base/b.yaml' %}{% block t %}    - {type: LogForTesting, name: child}\n{% endblock %}",
+			"base/b.yaml", "pipeline:\n  transforms:\n{% block t %}{% endblock %}{% include 'base/tail.yaml' %}",
+			"base/tail.yaml", "    - {type: LogForTesting, name: tail}\n"}, []string{"child", "tail"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, _, err := renderTree(t, c.files...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := renderedNames(t, r); !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q\n%s", got, c.want, r.Source)
+			}
+		})
 	}
 }
 
-// TestIncludeMissing: a missing include is an error at the tag, that names the file and where
-// it was looked for.
+// TestIncludeMissing: a missing include is an error at the tag's file name, that names the
+// file and where it was looked for; one named by an included file is reported at the
+// pipeline's include tag, naming the included file and its line.
 func TestIncludeMissing(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, "p.yaml", "pipeline:\n  transforms:\n    {% include 'nope.yaml' %}\n")
-	t.Chdir(dir)
-	src, _ := os.ReadFile("p.yaml")
-	_, err := Render("p.yaml", src, Input{JinjaVariables: map[string]any{}})
-	got := problems(t, "p.yaml", err)
-	if len(got) != 1 || !strings.HasPrefix(got[0], "3:16: ") || !strings.Contains(got[0], `"nope.yaml" not found`) ||
-		!strings.Contains(got[0], filepath.Join(dir, "nope.yaml")) {
-		t.Errorf("got %q, want one error at line 3 naming nope.yaml and where it was looked for", got)
-	}
-}
-
-// TestIncludeMissingNested: a missing file named by an included file is reported at the
-// including tag of the pipeline file, and names the file it was looked for from.
-func TestIncludeMissingNested(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir,
-		"p.yaml", "pipeline:\n  transforms:\n{% include 'sub/part.yaml' %}\n",
-		"sub/part.yaml", "    - {type: LogForTesting}\n{% include 'gone.yaml' %}\n")
-	t.Chdir(dir)
-	src, _ := os.ReadFile("p.yaml")
-	_, err := Render("p.yaml", src, Input{JinjaVariables: map[string]any{}})
-	got := problems(t, "p.yaml", err)
-	if len(got) != 1 || !strings.HasPrefix(got[0], "3:12: in sub/part.yaml, line 2: ") || !strings.Contains(got[0], `"gone.yaml" not found`) ||
-		!strings.Contains(got[0], filepath.Join(dir, "sub", "gone.yaml")) {
-		t.Errorf("got %q, want one error at the include tag of sub/part.yaml, naming gone.yaml, its line and where it was looked for", got)
-	}
-}
-
-// TestExtendsFromWorkingDirectory: a child template given by a relative path extends a base
-// found from the working directory. The base's own include is resolved as the child's names
-// are (the engine renders the base within the child): here from the working directory.
-func TestExtendsFromWorkingDirectory(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir,
-		"pipes/child.yaml", "{% extends 'base/b.yaml' %}{% block t %}    - {type: LogForTesting, name: child}\n{% endblock %}",
-		"base/b.yaml", "pipeline:\n  transforms:\n{% block t %}{% endblock %}{% include 'base/tail.yaml' %}",
-		"base/tail.yaml", "    - {type: LogForTesting, name: tail}\n")
-	t.Chdir(dir)
-	src, _ := os.ReadFile("pipes/child.yaml")
-	r, err := Render("pipes/child.yaml", src, Input{JinjaVariables: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := renderedNames(t, r); !slices.Equal(got, []string{"child", "tail"}) {
-		t.Errorf("got %q\n%s", got, r.Source)
+	for _, c := range []struct {
+		name   string
+		files  []string
+		prefix string
+		looked []string
+	}{
+		{"in the pipeline", []string{"p.yaml", "pipeline:\n  transforms:\n    {% include 'nope.yaml' %}\n"},
+			`3:16: file "nope.yaml" not found: looked for `, []string{"nope.yaml"}},
+		{"in an included file", []string{
+			"p.yaml", "pipeline:\n  transforms:\n{% include 'sub/part.yaml' %}\n",
+			"sub/part.yaml", "    - {type: LogForTesting}\n{% include 'gone.yaml' %}\n"},
+			`3:12: in sub/part.yaml, line 2: file "gone.yaml" not found: looked for `, []string{"sub/gone.yaml", "gone.yaml"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, dir, err := renderTree(t, c.files...)
+			got := problems(t, "p.yaml", err)
+			ok := len(got) == 1 && strings.HasPrefix(got[0], c.prefix)
+			for _, l := range c.looked {
+				ok = ok && strings.Contains(got[0], filepath.Join(dir, l))
+			}
+			if !ok {
+				t.Errorf("got %q, want one problem %q... naming %q", got, c.prefix, c.looked)
+			}
+		})
 	}
 }
