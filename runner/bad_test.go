@@ -177,6 +177,29 @@ var badWant = map[string][]string{
 	"unknown_transform.yaml": {
 		"7:13: unknown transform type \"MapToFeilds\" (did you mean \"MapToFields\"?)",
 	},
+	"cycle_and_others.yaml": {
+		"3:7: the inputs form a cycle: a -> b -> a",
+		"5:14: Create 'a' is a source and takes no input",
+		"11:13: unknown transform type \"Frob\"",
+	},
+	"unknown_pipeline_key_and_others.yaml": {
+		"3:3: unknown key \"windowng\" in pipeline (did you mean \"windowing\"?)",
+		"7:13: unknown transform type \"Frob\"",
+		"9:13: \"delivery\" must be one of exactly_once, at_least_once, not \"exactly_onec\" (did you mean \"exactly_once\"?)",
+	},
+	"dependencies.yaml": {
+		"8:7: dependencies: sluice installs no packages, so it cannot give this transform the ones it lists",
+		"12:14: unknown field \"nope\" in the expression",
+	},
+	"every_problem_at_once.yaml": {
+		"8:13: unknown transform type \"MapToFeilds\" (did you mean \"MapToFields\"?)",
+		"10:14: unknown transform \"srcc\" in the input of MapToFeilds 'm' (did you mean \"src\"?)",
+		"15:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
+		"16:13: unknown transform type \"Frobnicate\"",
+		"20:25: unexpected end of the expression",
+		"22:20: unknown transform \"nowhere\" in the input of Filter",
+		"23:31: unknown config key \"sneaky\" in Filter",
+	},
 	"unknown_transform_key.yaml": {
 		"5:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
 	},

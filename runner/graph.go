@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,8 +24,17 @@ func (f *file) collect() []*Node {
 	var nodes []*Node
 	add := func(n *yaml.Node, role string) *Node {
 		var spec transformSpec
+		n = f.refuseDependencies(n)
 		if !f.dec.Decode(n, &spec, "transform") {
-			return nil
+			if spec.Type == "" || n.Kind != yaml.MappingNode {
+				return nil
+			}
+			// Kept, so that its type is checked and references to it resolve, but not built
+			// (a misspelt key may hold its config): the file's other problems are reported
+			// with this one.
+			node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role, broken: true}
+			nodes = append(nodes, node)
+			return node
 		}
 		node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role}
 		if node.Name == "" {
@@ -83,6 +93,27 @@ func (f *file) collect() []*Node {
 	}
 	f.checkNames(nodes)
 	return nodes
+}
+
+// refuseDependencies reports a transform's `dependencies:` (Beam installs the packages it
+// lists for the transform) at its key, and returns the transform without it, so that the
+// rest of the transform is checked.
+func (f *file) refuseDependencies(n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != "dependencies" {
+			continue
+		}
+		f.dec.Errorf(f.dec.At(n.Content[i]), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
+			Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
+			"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
+		c := *n
+		c.Content = append(append([]*yaml.Node(nil), n.Content[:i]...), n.Content[i+2:]...)
+		return &c
+	}
+	return n
 }
 
 // inputRefs reads an input: value: a reference, a list of them, or a mapping of named inputs.
@@ -163,6 +194,9 @@ func (f *file) resolve(nodes []*Node) {
 					matches = lookup(target)
 				}
 			}
+			if len(matches) != 1 || matches[0] == n {
+				n.unresolved = true // checked for its type and config only: its inputs are not all known
+			}
 			switch {
 			case len(matches) == 0:
 				cands := append(append([]string(nil), names...), keys(byType)...)
@@ -183,37 +217,39 @@ func (f *file) resolve(nodes []*Node) {
 	}
 }
 
-// order returns the nodes in topological order, reporting cycles.
+// order returns the nodes in topological order, reporting cycles. The input that closes a
+// cycle is dropped and its consumer checked for its type and config only, so that the rest of
+// the file is still checked.
 func (f *file) order(nodes []*Node) []*Node {
 	state := map[*Node]int{} // 0 new, 1 visiting, 2 done
 	var out []*Node
-	var visit func(n *Node, path []*Node) bool
-	visit = func(n *Node, path []*Node) bool {
-		switch state[n] {
-		case 1:
-			var names []string
-			for _, p := range append(path, n) {
-				names = append(names, p.Name)
-			}
-			f.dec.Errorf(n.Pos, "the inputs form a cycle: %s", strings.Join(names, " -> "))
-			return false
-		case 2:
-			return true
+	var visit func(n *Node, path []*Node)
+	visit = func(n *Node, path []*Node) {
+		if state[n] != 0 {
+			return
 		}
 		state[n] = 1
+		path = append(path, n)
+		kept := n.Inputs[:0]
 		for _, e := range n.Inputs {
-			if !visit(e.From, append(path, n)) {
-				return false
+			if state[e.From] == 1 {
+				var names []string
+				for _, p := range append(path[slices.Index(path, e.From):], e.From) {
+					names = append(names, p.Name)
+				}
+				f.dec.Errorf(e.From.Pos, "the inputs form a cycle: %s", strings.Join(names, " -> "))
+				n.unresolved = true
+				continue
 			}
+			visit(e.From, path)
+			kept = append(kept, e)
 		}
+		n.Inputs = kept
 		state[n] = 2
 		out = append(out, n)
-		return true
 	}
 	for _, n := range nodes {
-		if !visit(n, nil) {
-			return nil
-		}
+		visit(n, nil)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,8 +133,8 @@ func load(path string, src []byte, doc *yaml.Node, diags, warnings *diag.List) *
 			f.pipeline.Transforms[i] = *n
 		}
 	case yaml.MappingNode:
-		if !f.dec.Decode(pipeNode, &f.pipeline, "pipeline") {
-			return nil
+		if !f.dec.Decode(pipeNode, &f.pipeline, "pipeline") && (len(f.pipeline.Transforms) == 0 || !slices.Contains([]string{"", "chain", "composite"}, f.pipeline.Type)) {
+			return nil // else its transforms are checked too: all problems at once
 		}
 	default:
 		diags.Add(f.dec.At(pipeNode), "pipeline must be a mapping with transforms, or a list of transforms")

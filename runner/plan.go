@@ -57,6 +57,8 @@ type Node struct {
 	role          string // "source" or "sink" for the pipeline's sugar keys
 	refs          []ref
 	explicitInput bool
+	broken        bool // a key is wrong: checked for its type only
+	unresolved    bool // an input reference is wrong: checked for its type and config only
 	failed        bool
 	// unknown: an input's schema is known only to a service not asked (Plan.Offline), so
 	// the node was checked for its config only.
@@ -146,6 +148,9 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 			}
 		}
 	}
+	if p != nil {
+		p.Warnings = append(r.Warnings, p.Warnings...) // already at the template's lines
+	}
 	return p, err
 }
 
@@ -184,10 +189,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 		f.window = window.Decode(f.dec, f.pipeline.Windowing)
 	}
 	nodes := f.collect()
-	f.resolve(nodes)
-	if len(diags) > 0 {
-		return nil, diags.Err()
-	}
+	f.resolve(nodes) // its problems do not stop the checks below: all are reported at once
 	p.Nodes = f.order(nodes)
 	if p.Nodes == nil {
 		return nil, diags.Err()
@@ -245,6 +247,9 @@ func (f *file) build(n *Node, p *Plan) {
 		return
 	}
 	n.Spec = spec
+	if n.broken {
+		return
+	}
 	if n.spec.ResourceHints != nil {
 		p.Warnings.Add(f.dec.At(n.spec.ResourceHints), "resource_hints are ignored: sluice runs in one process")
 	}
@@ -253,15 +258,19 @@ func (f *file) build(n *Node, p *Plan) {
 			return
 		}
 	}
-	if !f.checkInputCount(n, spec) {
-		return
-	}
 	ctx := &component.Context{Decoder: f.dec, Type: n.Type, Name: n.Name, Pos: n.Pos, Config: n.spec.Config,
 		Exprs: exprCompiler{lines: f.dec.Lines}, Offline: p.Offline,
 		Options: component.Options{Delivery: p.Delivery(),
 			StateLimit: p.Options.StateLimitMB << 20, IdleTimeout: time.Duration(p.Options.WindowIdleTimeout)}}
 	if w := f.windowingOf(n); w != nil {
 		ctx.Windowing = w // never a nil *window.Spec, which would read as a windowing
+	}
+	if n.unresolved { // a wrong input reference, reported: its config can still be checked
+		spec.CheckConfig(ctx)
+		return
+	}
+	if !f.checkInputCount(n, spec) {
+		return
 	}
 	for i := range n.Inputs {
 		e := &n.Inputs[i]

@@ -15,7 +15,7 @@ import (
 // `sluice run template:Kafka_To_Iceberg`.
 const BuiltinPrefix = "template:"
 
-//go:embed builtin/*.yaml
+//go:embed builtin/*.yaml builtin/options/*.yaml
 var builtinFS embed.FS
 
 // Builtin is a template embedded in the binary.

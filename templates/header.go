@@ -2,8 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -20,6 +18,9 @@ type Header struct {
 	Params []*ParamSpec
 	// Pos is the position of the `template:` key; ParamsPos that of its `parameters:` key.
 	Pos, ParamsPos diag.Pos
+	// missingGroup is set when an option group could not be read: then a given parameter the
+	// header does not declare may be one of its, and is not reported as unknown.
+	missingGroup bool
 }
 
 // Parameter types, as Dataflow names them.
@@ -100,7 +101,7 @@ func ReadHeader(path string, src []byte, diags *diag.List) *Header {
 	if h.ParamsPos.Line == 0 {
 		h.ParamsPos = h.Pos
 	}
-	groups := d.optionGroups(filepath.Dir(path), options)
+	groups := d.optionGroups(options)
 	if params != nil {
 		d.params(params, groups, h)
 	}
@@ -111,6 +112,9 @@ func ReadHeader(path string, src []byte, diags *diag.List) *Header {
 type headerDecoder struct {
 	file  string
 	diags *diag.List
+	// noFile is set when an options file was not found: its groups are then unknown, which is
+	// not reported again for each.
+	noFile bool
 }
 
 // TopLevelBlock returns the top-level key of src and the indented lines below it, preceded by
@@ -156,9 +160,8 @@ type optionGroup struct {
 	params *yaml.Node
 }
 
-// optionGroups reads the options files named by options_file: options/NAME.yaml or NAME.yaml
-// next to the template, as in Google's templates.
-func (d *headerDecoder) optionGroups(dir string, list *yaml.Node) map[string]optionGroup {
+// optionGroups reads the options files named by options_file (see optionsFile).
+func (d *headerDecoder) optionGroups(list *yaml.Node) map[string]optionGroup {
 	groups := map[string]optionGroup{}
 	if list == nil {
 		return groups
@@ -172,16 +175,11 @@ func (d *headerDecoder) optionGroups(dir string, list *yaml.Node) map[string]opt
 		if name == "" {
 			continue
 		}
-		var src []byte
-		var file string
-		for _, f := range []string{filepath.Join(dir, "options", name+".yaml"), filepath.Join(dir, name+".yaml")} {
-			if b, err := os.ReadFile(f); err == nil {
-				src, file = b, f
-				break
-			}
-		}
+		file, src, tried := optionsFile(d.file, name)
 		if file == "" {
-			d.diags.Add(d.at(n), "options file %q not found: looked for options/%s.yaml and %s.yaml next to the template", name, name, name)
+			d.diags.Add(d.at(n), "options file %q not found", name).
+				Detail = "looked for " + strings.Join(tried, ", ")
+			d.noFile = true
 			continue
 		}
 		var doc yaml.Node
@@ -216,6 +214,10 @@ func (d *headerDecoder) params(list *yaml.Node, groups map[string]optionGroup, h
 	for _, n := range list.Content {
 		if n.Kind == yaml.ScalarNode {
 			g, ok := groups[n.Value]
+			if !ok && d.noFile {
+				h.missingGroup = true
+				continue
+			}
 			if !ok {
 				names := make([]string, 0, len(groups))
 				for k := range groups {
@@ -223,6 +225,7 @@ func (d *headerDecoder) params(list *yaml.Node, groups map[string]optionGroup, h
 				}
 				d.diags.Add(d.at(n), "unknown option group %q%s", n.Value, diag.DidYouMean(n.Value, names)).
 					Detail = "a name in parameters must be an option group of a file listed in options_file"
+				h.missingGroup = true
 				continue
 			}
 			(&headerDecoder{file: g.file, diags: d.diags}).params(g.params, nil, h)

@@ -124,12 +124,13 @@ func jinjaConfig() *config.Config {
 	return c
 }
 
-// fileLoader reads the root template from memory and included, imported and extended files
-// relative to the directory of the file that names them.
+// fileLoader reads the root template from memory, and included, imported and extended files
+// from disk. A relative name is looked for next to the file that names it, then in the working
+// directory (where Beam looks): see Resolve.
 type fileLoader struct {
 	root    string // the pipeline file's path, as given
 	content []byte
-	dir     string
+	dir     string // the directory of the file whose names this loader resolves
 }
 
 func newLoader(path string, src []byte) *fileLoader {
@@ -140,7 +141,10 @@ func (l *fileLoader) Read(path string) (io.Reader, error) {
 	if path == l.root {
 		return bytes.NewReader(l.content), nil
 	}
-	path, _ = l.Resolve(path)
+	path, err := l.Resolve(path)
+	if err != nil {
+		return nil, err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, pathErr(err))
@@ -148,11 +152,31 @@ func (l *fileLoader) Read(path string) (io.Reader, error) {
 	return bytes.NewReader(b), nil
 }
 
-func (l *fileLoader) Resolve(path string) (string, error) {
-	if path == l.root || filepath.IsAbs(path) {
-		return path, nil
+// Resolve returns the absolute path of the file called name: name itself when it is absolute,
+// else the first of the including file's directory and the working directory that holds it.
+// The result is absolute, so that resolving it again (the engine does, in Inherit and Read)
+// gives it back unchanged.
+func (l *fileLoader) Resolve(name string) (string, error) {
+	if name == l.root {
+		return name, nil
 	}
-	return filepath.Join(l.dir, path), nil
+	if filepath.IsAbs(name) {
+		return filepath.Clean(name), nil
+	}
+	var tried []string
+	for _, dir := range []string{l.dir, "."} {
+		p, err := filepath.Abs(filepath.Join(dir, name))
+		if err != nil {
+			return "", fmt.Errorf("cannot resolve %s: %w", name, err)
+		}
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		if len(tried) == 0 || tried[0] != p {
+			tried = append(tried, p)
+		}
+	}
+	return "", fmt.Errorf("file %q not found: looked for %s", name, strings.Join(tried, " and "))
 }
 
 func (l *fileLoader) Inherit(from string) (loaders.Loader, error) {
@@ -355,6 +379,8 @@ var (
 	atLine       = regexp.MustCompile(`at line (\d+)`)
 	filterCall   = regexp.MustCompile(`invalid call to filter '([^']+)': (.*)$`)
 	undefinedVar = regexp.MustCompile(`Unable to evaluate name "([^"]+)"`)
+	includedAt   = regexp.MustCompile(`at line (\d+): IncludeControlStructure\(Filename='([^']*)'`)
+	notFound     = regexp.MustCompile(`file "([^"]+)" not found: looked for [^\n]*?(?:$|\n)`)
 	wrapPrefix   = regexp.MustCompile(`^(unable to execute template: )?((Unable to (render expression|execute controlStructure|render condition) at line \d+|[A-Za-z]+ControlStructure\([^)]*\)|[^:]*\([^)]*\)|[^:"]+ \{[^}]*\}): )+`)
 )
 
@@ -388,17 +414,40 @@ func (t *template) renderError(err error) error {
 	if m := atLine.FindAllStringSubmatch(msg, -1); m != nil {
 		e.line, _ = strconv.Atoi(m[len(m)-1][1])
 	}
+	where := ""
+	if inc := includedAt.FindAllStringSubmatchIndex(msg, -1); inc != nil {
+		// The error is in an included file when a line follows its include: reported at
+		// the pipeline's include tag, naming the innermost file and its line.
+		for k := len(inc) - 1; k >= 0 && where == ""; k-- {
+			in := inc[k]
+			if inner := atLine.FindAllStringSubmatch(msg[in[1]:], -1); inner != nil {
+				e.line, _ = strconv.Atoi(msg[inc[0][2]:inc[0][3]])
+				e.col = t.quotedColumn(e.line, msg[inc[0][4]:inc[0][5]])
+				where = fmt.Sprintf("in %s, line %s: ", msg[in[4]:in[5]], inner[len(inner)-1][1])
+			}
+		}
+	}
 	if m := undefinedVar.FindStringSubmatch(msg); m != nil {
 		e.name = m[1]
-		e.msg = fmt.Sprintf("undefined variable %q", m[1])
-		e.col = t.column(e.line, m[1])
+		e.msg = fmt.Sprintf("%sundefined variable %q", where, m[1])
+		if where == "" {
+			e.col = t.column(e.line, m[1])
+		}
 		return e
 	}
-	e.msg = "cannot render the template: " + wrapPrefix.ReplaceAllString(msg, "")
+	if m := notFound.FindStringSubmatch(msg); m != nil {
+		// An include or import of a missing file: at the name, when it is on the line.
+		e.msg = where + strings.TrimSpace(m[0])
+		if where == "" {
+			e.col = t.quotedColumn(e.line, m[1])
+		}
+		return e
+	}
+	e.msg = "cannot render the template: " + where + wrapPrefix.ReplaceAllString(msg, "")
 	if m := filterCall.FindAllStringSubmatch(msg, -1); m != nil {
 		// A filter's own error says it all; gonja wraps it in every enclosing call.
 		last := m[len(m)-1]
-		e.msg = "cannot render the template: filter " + last[1] + ": " + last[2]
+		e.msg = "cannot render the template: " + where + "filter " + last[1] + ": " + last[2]
 	}
 	return e
 }
@@ -410,6 +459,18 @@ func (t *template) column(n int, name string) int {
 	}
 	if i := wordIndex(t.lines[n-1], name); i >= 0 {
 		return i + 1
+	}
+	return 1
+}
+
+// quotedColumn returns the column of the quoted name on line n (1-based), or 1.
+func (t *template) quotedColumn(n int, name string) int {
+	if n >= 1 && n <= len(t.lines) {
+		for _, q := range []string{"'", `"`} {
+			if i := strings.Index(t.lines[n-1], q+name+q); i >= 0 {
+				return i + 1
+			}
+		}
 	}
 	return 1
 }

@@ -31,6 +31,9 @@ type Result struct {
 	// Secrets are the values that must never be shown: password parameters and the values of
 	// ${env:NAME} and ${file:PATH} references.
 	Secrets *secret.Set
+	// Warnings are problems that do not stop the template, at the template file's positions:
+	// variables it uses but does not declare (dropped, as Dataflow does).
+	Warnings diag.List
 
 	lines   lineMap
 	display string
@@ -119,6 +122,9 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 		// Generator's faker syntax (docs/templates.md).
 		return res, nil
 	}
+	if res.Header != nil {
+		res.Warnings = dropUndeclared(path, src, vars)
+	}
 	r := &renderer{path: path, src: src, vars: vars, binds: binds, diags: &diags}
 	if !r.run(res) {
 		return nil, diags.Err() // no message quotes a secret: see secretFree, blame, checkKeys
@@ -192,7 +198,7 @@ func bind(path string, h *Header, in Input, secrets *secret.Set, diags *diag.Lis
 		names = append(names, p.Name)
 	}
 	for _, name := range order {
-		if !declared[name] {
+		if !declared[name] && !h.missingGroup {
 			diags.Add(h.ParamsPos, "unknown parameter %q%s", name, diag.DidYouMean(name, names)).
 				Detail = fmt.Sprintf("given with %s; the template declares: %s", given[name].From, strings.Join(names, ", "))
 		}

@@ -32,6 +32,9 @@ func renderCmd(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	shown.Merge(r.Secrets)
+	for _, w := range r.Warnings {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, shown.Mask(w.Summary))
+	}
 	fmt.Fprint(stdout, r.Display())
 	return exitOK
 }

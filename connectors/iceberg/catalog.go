@@ -49,8 +49,14 @@ func catalogProps(cfg *WriteConfig) (iceberg.Properties, error) {
 			p["warehouse"] = DefaultWarehouse
 		}
 	}
+	if typ == string(catalog.Hadoop) {
+		return hadoopProps(p)
+	}
 	if typ != "sql" {
-		return p, nil
+		if typ != "" {
+			p["type"] = typ // iceberg-go's registry is case-sensitive
+		}
+		return p, checkCatalogType(typ)
 	}
 	p["type"] = "sql"
 	if p["sql.driver"] != "" && p["sql.driver"] != "sqlite" {

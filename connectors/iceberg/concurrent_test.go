@@ -24,6 +24,11 @@ func appendOther(ctx context.Context, cat catalog.Catalog, tableName string, fro
 	if err != nil {
 		return err
 	}
+	return appendRows(ctx, tbl, from, to)
+}
+
+// appendRows appends rows with ids [from, to) to tbl as it was loaded.
+func appendRows(ctx context.Context, tbl *table.Table, from, to int64) error {
 	sc, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
 	if err != nil {
 		return err
@@ -45,8 +50,9 @@ func appendOther(ctx context.Context, cat catalog.Catalog, tableName string, fro
 // TestConcurrentWriter: another writer appends to the table every few tens of milliseconds
 // while the sink commits epochs; the sink never fails, and every row of both is in the table
 // once.
-func TestConcurrentWriter(t *testing.T) {
-	w := newWarehouse(t)
+func TestConcurrentWriter(t *testing.T) { concurrentWriter(t, newWarehouse(t)) }
+
+func concurrentWriter(t *testing.T, w warehouse) {
 	h := harness{t: t, pipeline: "concurrent", lanes: 2}
 	ctx := context.Background()
 	s := w.build(connectortest.Schema, "db.conc")

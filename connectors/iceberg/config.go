@@ -22,7 +22,7 @@ func init() {
 type WriteConfig struct {
 	Table                      string                   `yaml:"table" required:"true" doc:"The table, as namespace.name (db.events), created from the rows' schema when missing. Its name may route each row by fields of the input: db.events_{country} (values lower-cased, characters other than a-z, 0-9 and _ replaced by _)."`
 	CatalogName                string                   `yaml:"catalog_name" doc:"The catalog's name (default sluice). The SQL catalog keys its rows by it."`
-	CatalogProperties          map[string]string        `yaml:"catalog_properties" doc:"Properties of the catalog, as iceberg-go and Beam take them: type (sql, rest), uri, warehouse, credential, ... Default: a SQLite catalog with a local warehouse in ./warehouse (see docs/iceberg.md)."`
+	CatalogProperties          map[string]string        `yaml:"catalog_properties" doc:"Properties of the catalog, as iceberg-go and Beam take them: type (sql, rest, hadoop, glue, hive), uri, warehouse, credential, ... Default: a SQLite catalog with a local warehouse in ./warehouse (see docs/iceberg.md)."`
 	ConfigProperties           map[string]string        `yaml:"config_properties" doc:"Storage properties (s3.*, gcs.*, ...), passed to the catalog under catalog_properties."`
 	TriggeringFrequencySeconds component.Duration       `yaml:"triggering_frequency_seconds" doc:"How often to commit a snapshot: seconds, or a duration such as 1m. Sets the pipeline's epoch length (the shortest of all sinks wins)."`
 	Keep                       []string                 `yaml:"keep" doc:"Write only these fields of the rows."`

@@ -9,14 +9,20 @@ import (
 
 func TestSinkConformance(t *testing.T) {
 	for _, d := range []component.Delivery{component.ExactlyOnce, component.AtLeastOnce} {
-		t.Run(string(d), func(t *testing.T) { connectortest.TestSink(t, conformanceTarget(t, d)) })
-		t.Run(string(d)+"/shared", func(t *testing.T) { connectortest.TestSharedSink(t, conformanceTarget(t, d)) })
+		t.Run(string(d), func(t *testing.T) { connectortest.TestSink(t, conformanceTarget(newWarehouse(t), d)) })
+		t.Run(string(d)+"/shared", func(t *testing.T) { connectortest.TestSharedSink(t, conformanceTarget(newWarehouse(t), d)) })
 	}
 }
 
-// conformanceTarget is a WriteToIceberg sink writing a table of a new warehouse.
-func conformanceTarget(t *testing.T, d component.Delivery) connectortest.SinkTarget {
-	w := newWarehouse(t)
+// TestHadoopSinkConformance runs the exactly-once suites on a Hadoop (file-system) catalog.
+func TestHadoopSinkConformance(t *testing.T) {
+	d := component.ExactlyOnce
+	t.Run(string(d), func(t *testing.T) { connectortest.TestSink(t, conformanceTarget(newHadoopWarehouse(t), d)) })
+	t.Run(string(d)+"/shared", func(t *testing.T) { connectortest.TestSharedSink(t, conformanceTarget(newHadoopWarehouse(t), d)) })
+}
+
+// conformanceTarget is a WriteToIceberg sink writing a table of warehouse w.
+func conformanceTarget(w warehouse, d component.Delivery) connectortest.SinkTarget {
 	return connectortest.SinkTarget{
 		Delivery: d,
 		New:      func(t *testing.T) component.Sink { return w.build(connectortest.Schema, "db.conformance") },

@@ -3,6 +3,7 @@ package iceberg
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -22,21 +23,37 @@ const testFile = "pipeline.yaml"
 // testSource is the Position.Source of the rows the tests write: row i is at offset i.
 const testSource = "test:in"
 
-// warehouse is a catalog and warehouse in a temporary directory.
+// warehouse is a catalog and warehouse in a temporary directory: a SQL catalog on SQLite, or
+// with hadoop set a Hadoop (file-system) catalog.
 type warehouse struct {
-	t   *testing.T
-	dir string
+	t      *testing.T
+	dir    string
+	hadoop bool
 }
 
 func newWarehouse(t *testing.T) warehouse {
 	return warehouse{t: t, dir: t.TempDir()}
 }
 
+func newHadoopWarehouse(t *testing.T) warehouse {
+	return warehouse{t: t, dir: t.TempDir(), hadoop: true}
+}
+
+// props are the warehouse's catalog_properties.
+func (w warehouse) props() map[string]string {
+	if w.hadoop {
+		return map[string]string{"type": "hadoop", "warehouse": filepath.Join(w.dir, "wh")}
+	}
+	return map[string]string{"type": "sql", "uri": filepath.Join(w.dir, "catalog.db"), "warehouse": filepath.Join(w.dir, "wh")}
+}
+
 // config is the config block of a WriteToIceberg writing table in the warehouse, plus extra
 // YAML lines (indented by four spaces).
 func (w warehouse) config(tableName string, extra ...string) string {
-	s := fmt.Sprintf("type: WriteToIceberg\nconfig:\n  table: %s\n  catalog_properties:\n    type: sql\n    uri: %s\n    warehouse: %s\n",
-		tableName, filepath.Join(w.dir, "catalog.db"), filepath.Join(w.dir, "wh"))
+	s := fmt.Sprintf("type: WriteToIceberg\nconfig:\n  table: %s\n  catalog_properties:\n", tableName)
+	for _, k := range slices.Sorted(maps.Keys(w.props())) {
+		s += fmt.Sprintf("    %s: %s\n", k, w.props()[k])
+	}
 	for _, e := range extra {
 		s += "  " + e + "\n"
 	}
@@ -56,7 +73,7 @@ func (w warehouse) build(in *schemas.Schema, tableName string, extra ...string) 
 // catalog opens a second handle on the warehouse's catalog, as another process would.
 func (w warehouse) catalog() catalog.Catalog {
 	w.t.Helper()
-	cfg := &WriteConfig{CatalogProperties: map[string]string{"type": "sql", "uri": filepath.Join(w.dir, "catalog.db"), "warehouse": filepath.Join(w.dir, "wh")}}
+	cfg := &WriteConfig{CatalogProperties: w.props()}
 	cat, err := openCatalog(context.Background(), cfg)
 	if err != nil {
 		w.t.Fatal(err)
