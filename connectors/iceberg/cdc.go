@@ -44,6 +44,13 @@ type cdcSource struct {
 	curSeq  int64            // its sequence number
 	done    bool             // the end was reached: io.EOF once pending is empty
 	polled  time.Time        // when the table was last loaded
+	loading chan loaded      // the load in flight, if any, whose result the next Read takes
+}
+
+// loaded is the result of loading the table in the background.
+type loaded struct {
+	tbl *table.Table
+	err error
 }
 
 func buildCDC(c *component.Context, cfg *CDCConfig) (component.Source, error) {
@@ -88,7 +95,7 @@ func (s *cdcSource) Open(ctx context.Context, from schemas.Offsets) (err error) 
 	}
 	s.cat, s.offsets, s.pending, s.done = cat, schemas.Offsets{}, nil, false
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.tbl, s.polled = nil, time.Time{}
+	s.tbl, s.polled, s.loading = nil, time.Time{}, nil
 	tbl, err := s.plan.load(ctx, cat)
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable) && s.cfg.Streaming:
@@ -258,11 +265,12 @@ func (s *cdcSource) Read(ctx context.Context) (*schemas.Batch, error) {
 			return b, nil
 		}
 		if len(s.pending) > 0 {
-			snap := s.pending[0]
-			s.pending = s.pending[1:]
-			if err := s.begin(ctx, snap); err != nil {
+			// Planning a snapshot's files runs on the source's context, not on ctx, for the
+			// reason refresh gives; it reads that snapshot's manifests only.
+			if err := s.begin(s.ctx, s.pending[0]); err != nil {
 				return nil, fmt.Errorf("%s: table %s: %w", s.plan.what, s.plan.table, err)
 			}
+			s.pending = s.pending[1:]
 			continue
 		}
 		if s.done {
@@ -306,26 +314,42 @@ func (s *cdcSource) begin(ctx context.Context, snap table.Snapshot) error {
 }
 
 // refresh waits for the poll interval since the last load, then loads the table and queues
-// its new snapshots. It returns ctx's error when ctx ends first.
+// its new snapshots. It returns ctx's error when ctx ends first. The load runs on the
+// source's own context, not on ctx: the runner cancels a Read whenever an epoch is due, and a
+// load slower than the epoch interval (a remote catalog, a busy machine) would otherwise be
+// cancelled every time and the source would never see a new snapshot. An interrupted load
+// goes on, and the next Read takes its result.
 func (s *cdcSource) refresh(ctx context.Context) error {
-	if wait := time.Until(s.polled.Add(s.poll)); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+	if s.loading == nil {
+		if wait := time.Until(s.polled.Add(s.poll)); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
 		}
+		s.polled = time.Now()
+		ch, plan, cat, lctx := make(chan loaded, 1), s.plan, s.cat, s.ctx
+		go func() {
+			tbl, err := plan.load(lctx, cat)
+			ch <- loaded{tbl, err}
+		}()
+		s.loading = ch
 	}
-	s.polled = time.Now()
-	tbl, err := s.plan.load(ctx, s.cat)
+	var r loaded
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case r = <-s.loading:
+		s.loading = nil
+	}
+	tbl, err := r.tbl, r.err
 	switch {
 	case errors.Is(err, catalog.ErrNoSuchTable):
 		return nil // still waiting for it
 	case err != nil:
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return fmt.Errorf("%s: %w", s.plan.what, err)
 	}
 	if s.tbl == nil { // the table appeared: check the bounds against it

@@ -50,6 +50,27 @@ func TestCDCStreaming(t *testing.T) {
 	}
 }
 
+// TestCDCEpochsShorterThanALoad: the runner cancels a Read whenever an epoch is due. When
+// loading the table takes longer than that (a remote catalog, a busy machine), the load goes
+// on in the background and the next Read takes its result: new snapshots are still found.
+// Before, every load was cancelled with its Read and the source never saw a new snapshot.
+func TestCDCEpochsShorterThanALoad(t *testing.T) {
+	w := newWarehouse(t)
+	w.create("db.slow")
+	src := w.source("ReadFromIcebergCDC", "db.slow", "streaming: true", "starting_strategy: earliest", "poll_interval_seconds: 1ms")
+	openSource(t, src, nil)
+	w.appendEvents("db.slow", 0, 50)
+	w.appendEvents("db.slow", 50, 100)
+	// A Read lasts 200 µs: less than a load of the table's metadata from the SQLite catalog.
+	rows, _, err := readNInterrupted(t, src, 100, 20*time.Second, 200*time.Microsecond)
+	if err != nil {
+		t.Fatalf("after %d rows: %v", len(rows), err)
+	}
+	if ids := idsOf(rows); !slices.Equal(ids, seq(0, 100)) {
+		t.Fatalf("ids %v..., want 0..99 in order", ids[:min(len(ids), 20)])
+	}
+}
+
 // TestCDCResume stops in the middle of a snapshot and restarts from the offsets, as after a
 // crash: every row comes once, none is missing.
 func TestCDCResume(t *testing.T) {

@@ -176,11 +176,18 @@ func (w warehouse) compact(tableName string) *table.Snapshot {
 // their positions.
 func readN(t *testing.T, src component.Source, n int, timeout time.Duration) ([]schemas.Row, []schemas.Position, error) {
 	t.Helper()
+	return readNInterrupted(t, src, n, timeout, 20*time.Millisecond)
+}
+
+// readNInterrupted is readN with each Read cancelled after every, as the runner cancels a
+// Read when an epoch is due.
+func readNInterrupted(t *testing.T, src component.Source, n int, timeout, every time.Duration) ([]schemas.Row, []schemas.Position, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out := componenttest.Emitted{}
 	for len(out.Rows(component.Main)) < n {
-		rctx, rcancel := context.WithTimeout(ctx, 20*time.Millisecond) // as barriers interrupt Read
+		rctx, rcancel := context.WithTimeout(ctx, every) // as barriers interrupt Read
 		b, err := src.Read(rctx)
 		rcancel()
 		switch {
