@@ -119,3 +119,10 @@ func skipIfShort(t *testing.T) {
 		t.Skip("an end-to-end run of seconds; skipped with -short")
 	}
 }
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

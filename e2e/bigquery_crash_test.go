@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -143,7 +143,7 @@ func bigQueryCrashRun(t *testing.T, addr string, bq bqServer, delivery string, r
 	}
 	// sluice status finds the drained pipeline's checkpoint where the sink keeps it.
 	out, err := exec.Command(binary, "status", "--json", pipeline).Output()
-	var st pipelineStatus
+	var st statusJSON
 	if err == nil {
 		err = json.Unmarshal(out, &st)
 	}

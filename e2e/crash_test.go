@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -146,11 +146,4 @@ func writeInput(t *testing.T, dir string, n, perFile int) []int64 {
 		fh.Close()
 	}
 	return ids
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
