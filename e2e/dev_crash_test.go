@@ -42,7 +42,7 @@ func TestDevKafkaCrashOpenTransaction(t *testing.T) {
 	for txn := 10; txn < 15; txn++ {
 		want = append(want, commitTxn(ctx, t, p, txn, 4)...)
 	}
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 }
 
 // The broker SIGKILLed at random moments while a producer commits one transaction after
@@ -77,7 +77,7 @@ func TestDevKafkaKilledMidWrite(t *testing.T) {
 		t.Fatal(r.err)
 	}
 
-	got := readCommitted(ctx, t, b.addr)
+	got := readCommitted(t, b.addr)
 	seen := map[string]bool{}
 	for _, v := range got {
 		seen[v] = true
@@ -190,7 +190,7 @@ func TestDevKafkaCrashDuringCommit(t *testing.T) {
 
 	again := startDevKafka(t, "--data-dir", dir)
 	wantPrinted(t, again, "0 open transaction(s) aborted, 1 interrupted commit(s) completed")
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 
 	// A clean stop after the recovery leaves nothing to recover.
 	again.stop(t)
@@ -215,7 +215,7 @@ func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
 	wantPrinted(t, again, "1 open transaction(s) aborted")
 	p = txnProducer(t, again.addr)
 	want = append(want, commitTxn(ctx, t, p, 1, 4)...)
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 }
 
 // When the log cannot tell how a transaction ended, the broker refuses to start and says what
@@ -360,9 +360,9 @@ func killDevKafka(t *testing.T, b *devBroker) {
 }
 
 // checkCommitted reads topic out with read_committed and compares what it read with want.
-func checkCommitted(ctx context.Context, t *testing.T, addr string, want []string) {
+func checkCommitted(t *testing.T, addr string, want []string) {
 	t.Helper()
-	got := readCommitted(ctx, t, addr)
+	got := readCommitted(t, addr)
 	sort.Strings(got)
 	want = append([]string(nil), want...)
 	sort.Strings(want)
@@ -372,24 +372,11 @@ func checkCommitted(ctx context.Context, t *testing.T, addr string, want []strin
 	}
 }
 
-// readCommitted reads topic out with read_committed from the start until it has been idle a
-// while.
-func readCommitted(ctx context.Context, t *testing.T, addr string) []string {
+// readCommitted reads topic out with read_committed (readCommittedTo).
+func readCommitted(t *testing.T, addr string) []string {
 	t.Helper()
-	cl := devClient(t, addr, kgo.ConsumeTopics("out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	defer cl.Close()
 	var got []string
-	idle := time.Now()
-	for time.Since(idle) < 2*time.Second && ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			got = append(got, string(r.Value))
-			idle = time.Now()
-		})
-	}
+	readCommittedTo(t, addr, "out", func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	return got
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -137,4 +139,51 @@ func TestDevKafka(t *testing.T) {
 		t.Fatalf("after a restart with --data-dir: consumed %q, want hello", got)
 	}
 	again.stop(t)
+}
+
+// readCommittedTo reads topic from the start with read_committed up to the end of what is
+// committed in each partition when it is called (the last stable offset), and gives each
+// record to each. It reads what a reader that waits for the topic to go quiet reads once the
+// writers have stopped or been killed, without the wait.
+func readCommittedTo(t *testing.T, addr, topic string, each func(*kgo.Record)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ends, err := kadm.NewClient(devClient(t, addr)).ListCommittedOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("the committed ends of %s: %v", topic, err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		switch {
+		case errors.Is(o.Err, kerr.UnknownTopicOrPartition): // nothing written yet
+		case o.Err != nil:
+			t.Fatalf("the committed end of %s/%d: %v", topic, o.Partition, o.Err)
+		case o.Offset > 0:
+			want[o.Partition] = o.Offset
+		}
+	})
+	if len(want) == 0 {
+		return
+	}
+	// Control records (transaction markers) move the position past the end of every
+	// transaction, committed or aborted.
+	cl := devClient(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords())
+	defer cl.Close()
+	at := map[int32]int64{}
+	for p, end := range want {
+		for at[p] < end {
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("reading %s took over 2 minutes (at %v of %v)", topic, at, want)
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				at[r.Partition] = r.Offset + 1
+				if !r.Attrs.IsControl() {
+					each(r)
+				}
+			})
+		}
+	}
 }
