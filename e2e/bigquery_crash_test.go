@@ -98,10 +98,11 @@ func (b bqServer) count(table string) int {
 // checkpoint_dir.
 func TestCrashKafkaToBigQuery(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr := startDevKafka(t, "--topic", "bq_exactly_once:8", "--topic", "bq_at_least_once:8").addr
 	bq := startBigQuery(t)
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
-		t.Run(delivery, func(t *testing.T) { bigQueryCrashRun(t, addr, bq, delivery, 300_000) })
+		t.Run(delivery, func(t *testing.T) { t.Parallel(); bigQueryCrashRun(t, addr, bq, delivery, 300_000) })
 	}
 }
 

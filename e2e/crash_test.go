@@ -20,8 +20,9 @@ import (
 // (exactly_once) or at least once (at_least_once).
 func TestCrashFileToFile(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
-		t.Run(delivery, func(t *testing.T) { crashRun(t, delivery) })
+		t.Run(delivery, func(t *testing.T) { t.Parallel(); crashRun(t, delivery) })
 	}
 }
 

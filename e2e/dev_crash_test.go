@@ -25,6 +25,7 @@ import (
 // clients then skip the producer's later committed batches (docs/kafka.md, "The dev broker
 // after a crash"); before the recovery a reader saw only the first transactions.
 func TestDevKafkaCrashOpenTransaction(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
@@ -173,6 +174,7 @@ func freeAddr(t *testing.T) string {
 // kfake's replay dropped the partitions without a marker: a read_committed reader saw half of
 // the transaction.
 func TestDevKafkaCrashDuringCommit(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
@@ -203,6 +205,7 @@ func TestDevKafkaCrashDuringCommit(t *testing.T) {
 // transaction was neither carried over again nor aborted: its records showed as committed as
 // soon as the partition moved on.
 func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	want := commitTxn(ctx, t, p, 0, 4)
@@ -223,6 +226,7 @@ func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
 // without KIP-890's epoch bump per transaction does): a commit marker of that epoch no longer
 // says that the open records were being committed.
 func TestDevKafkaCrashUndecidable(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	openTxn(ctx, t, p, "first", []int32{0, 1})

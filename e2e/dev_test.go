@@ -113,6 +113,7 @@ func consumeOne(t *testing.T, addr, topic string) string {
 
 // `sluice dev kafka` is a broker over TCP; with --data-dir what it holds survives a restart.
 func TestDevKafka(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b := startDevKafka(t, "--topic", "events:3", "--data-dir", dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

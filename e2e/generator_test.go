@@ -16,6 +16,7 @@ import (
 // exactly the messages one uninterrupted run commits, the same text, each once.
 func TestGeneratorKilledAndResumed(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const messages = 20000
 	pipeline := func(dir string) string {
 		p := filepath.Join(dir, "p.yaml")

@@ -23,12 +23,13 @@ import (
 // first use there, with the broker's default partition count).
 func TestCrashKafkaToKafka(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr := os.Getenv("SLUICE_TEST_KAFKA")
 	if addr == "" {
 		addr = startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8").addr
 	}
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
-		t.Run(delivery, func(t *testing.T) { kafkaCrashRun(t, addr, delivery, 200_000) })
+		t.Run(delivery, func(t *testing.T) { t.Parallel(); kafkaCrashRun(t, addr, delivery, 200_000) })
 	}
 	// Asynchronous progress: TestAsyncProgressBoundedReplay.
 }

@@ -23,6 +23,7 @@ import (
 // left, and a read_committed consumer of the output must see every input record exactly once.
 func TestKafkaGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_in")
 	run := fmt.Sprintf("group_%d", time.Now().UnixNano())
 	out := "out_" + run
@@ -40,6 +41,7 @@ func TestKafkaGroupRebalance(t *testing.T) {
 // table: the table's compare-and-set on offsets keeps the zombie out.
 func TestIcebergGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_iceberg_in")
 	run := fmt.Sprintf("group_iceberg_%d", time.Now().UnixNano())
 	w := icebergWarehouse{dir: t.TempDir()}
@@ -53,6 +55,7 @@ func TestIcebergGroupRebalance(t *testing.T) {
 // settles another copy's interrupted commit before it reads them.
 func TestBigQueryGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_bigquery_in")
 	run := fmt.Sprintf("group_bigquery_%d", time.Now().UnixNano())
 	bq := startBigQuery(t)
@@ -67,6 +70,7 @@ func TestBigQueryGroupRebalance(t *testing.T) {
 // table must hold every record exactly once.
 func TestBigQueryCopySettlesAnothersCommit(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const records = 20_000
 	addr, in := groupInput(t, "settle_in")
 	run := fmt.Sprintf("settle_%d", time.Now().UnixNano())
@@ -145,7 +149,8 @@ func groupRebalance(t *testing.T, addr, in, run, pipelineText string, readBack f
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
-	time.Sleep(8 * time.Second) // past the dead member's session: the group balances a and b again
+	// Past the dead member's session the group balances a and b again: b is given partitions.
+	b.waitFor(t, "partitions assigned", 30*time.Second)
 	// A zombie: b stalls past its session, a takes its partitions over, then b wakes up with
 	// an epoch in flight. The group must refuse b's transaction (or b notice it lost them):
 	// b stops without committing, and nothing is duplicated.

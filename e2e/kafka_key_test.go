@@ -17,6 +17,7 @@ import (
 // WriteToKafka's key: an expression over the row becomes each record's key, type-checked
 // before the run like every expression.
 func TestWriteToKafkaKey(t *testing.T) {
+	t.Parallel()
 	topic := fmt.Sprintf("keyed_%d", time.Now().UnixNano())
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.yaml")

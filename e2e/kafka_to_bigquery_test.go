@@ -58,6 +58,7 @@ func produceK2B(t *testing.T, addr, topic string, recs []*k2bRecord) {
 // table must hold exactly the good records, once each, and the dead-letter table every bad
 // one, with its payload, error message, source position (attributes) and Kafka timestamp.
 func TestKafkaToBigQueryTemplate(t *testing.T) {
+	t.Parallel()
 	const topic, n = "k2b_events", 300
 	addr := startDevKafka(t, "--topic", topic+":2").addr
 	bq := startBigQuery(t)
@@ -241,6 +242,7 @@ func validText(b []byte) string {
 // refuses (no customer, which a pre-created table requires) reach shop.orders_dead_letters
 // with their topic, partition and offset.
 func TestKafkaToBigQueryExample(t *testing.T) {
+	t.Parallel()
 	const topic, n = "k2b_orders", 60
 	addr := startDevKafka(t, "--topic", topic+":1").addr
 	bq := startBigQuery(t)

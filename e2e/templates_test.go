@@ -13,6 +13,7 @@ import (
 // built-in Streaming_Data_Generator fills the topic first; the embedded broker keeps its data
 // in a directory (embedded:DIR), so that the second process finds what the first wrote.
 func TestKafkaToIcebergTemplateRuns(t *testing.T) {
+	t.Parallel()
 	topic := fmt.Sprintf("tpl_events_%d", time.Now().UnixNano())
 	kafka := "embedded:" + filepath.Join(t.TempDir(), "kafka")
 	code, out, errOut := sluice(t, "run", "template:Streaming_Data_Generator", "-p", "qps=0", "-p", "messagesLimit=300",
