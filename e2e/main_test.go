@@ -2,12 +2,18 @@ package e2e
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	// The tests that load and run pipelines in the test process (runner.Load) need every
+	// component registered, as the binary has them.
+	_ "github.com/sluicehq/sluice/connectors/all"
+	_ "github.com/sluicehq/sluice/transforms/all"
 )
 
 // binary is the sluice binary, built once for every test of the package.
@@ -20,6 +26,14 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	// The tests wait on processes (brokers, copies, killed runs) far more than they compute:
+	// run up to 4 at once unless -parallel says otherwise (its default is GOMAXPROCS).
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "sluice-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
