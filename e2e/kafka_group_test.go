@@ -137,13 +137,18 @@ func groupRebalance(t *testing.T, addr, in, run, pipelineText string, readBack f
 			}
 		}
 	})
-	time.Sleep(2 * time.Second)
+	// Each copy runs a second once the group has given it partitions (a loaded machine may take
+	// seconds to start a copy and balance the group).
+	a.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b := startB()
-	time.Sleep(3 * time.Second)
+	b.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b.stop(t, syscall.SIGTERM) // graceful: b commits and leaves; a takes its partitions
 	time.Sleep(2 * time.Second)
 	b = startB()
-	time.Sleep(3 * time.Second)
+	b.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b.stop(t, syscall.SIGKILL) // a crash: the group moves b's partitions after its session expires
 	b = startB()
 	if err := <-produced; err != nil {
@@ -240,9 +245,16 @@ func startSluice(t *testing.T, name string, env []string, args ...string) *runni
 // waitFor waits until the process has printed text, at most d.
 func (c *runningCopy) waitFor(t *testing.T, text string, d time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(d); !strings.Contains(c.log(), text); time.Sleep(10 * time.Millisecond) {
+	c.waitForMore(t, text, 0, d)
+}
+
+// waitForMore waits until the process has printed text more than n times, at most d: text
+// that it printed again, after the n times of an earlier step.
+func (c *runningCopy) waitForMore(t *testing.T, text string, n int, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); strings.Count(c.log(), text) <= n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not print %q within %v:\n%s", c.name, text, d, c.log())
+			t.Fatalf("%s did not print %q (again, after %d times) within %v:\n%s", c.name, text, n, d, c.log())
 		}
 	}
 }
