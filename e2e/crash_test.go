@@ -20,8 +20,8 @@ import (
 // (exactly_once) or at least once (at_least_once).
 func TestCrashFileToFile(t *testing.T) {
 	skipIfShort(t)
-	// Not in parallel with the other tests: its runs are killed 5 to 300 ms after they start,
-	// which a machine busy with other pipelines does not give them to reach a first commit.
+	// Not in parallel with other tests: its runs are killed 5 to 300 ms after they start, which
+	// a machine busy with other pipelines does not give them to reach a first commit.
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
 		t.Run(delivery, func(t *testing.T) { crashRun(t, delivery) })
 	}
