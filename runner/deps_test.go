@@ -19,7 +19,7 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	layer := func(pkg string) string {
 		p := strings.TrimPrefix(pkg, mod)
-		for _, l := range []string{"cmd", "bench", "chaos", "e2e", "runner", "templates", "transforms", "connectors", "component", "schemas", "internal"} {
+		for _, l := range []string{"cmd", "bench", "chaos", "acceptance", "runner", "templates", "transforms", "connectors", "component", "schemas", "internal"} {
 			if p == l || strings.HasPrefix(p, l+"/") {
 				return l
 			}
@@ -32,7 +32,7 @@ func TestDependencyDirection(t *testing.T) {
 		// The tools that run the sluice binary from outside: they may use any layer's helpers.
 		"bench":      {"runner", "templates", "transforms", "connectors", "component", "schemas", "internal"},
 		"chaos":      {"runner", "templates", "transforms", "connectors", "component", "schemas", "internal"},
-		"e2e":        {"runner", "templates", "transforms", "connectors", "component", "schemas", "internal"},
+		"acceptance": {"runner", "templates", "transforms", "connectors", "component", "schemas", "internal"},
 		"runner":     {"templates", "transforms", "connectors", "component", "schemas", "internal"},
 		"templates":  {"component", "schemas", "internal"},
 		"transforms": {"component", "schemas", "internal"},

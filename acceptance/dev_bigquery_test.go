@@ -1,0 +1,62 @@
+package acceptance
+
+import (
+	"bufio"
+	"context"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"google.golang.org/api/option"
+)
+
+// `sluice dev bigquery` prints the endpoints to give WriteToBigQuery, serves the datasets it
+// was asked for through the REST API, and stops on SIGINT.
+func TestDevBigQuery(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binary, "dev", "bigquery", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--dataset", "dev-project:shop")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	sc := bufio.NewScanner(out)
+	var endpoint, storage string
+	for (endpoint == "" || storage == "") && sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if v, ok := strings.CutPrefix(line, "endpoint: "); ok {
+			endpoint = v
+		} else if v, ok := strings.CutPrefix(line, "storage_endpoint: "); ok {
+			storage = v
+		}
+	}
+	if endpoint == "" || storage == "" {
+		t.Fatalf("no endpoints printed (endpoint %q, storage_endpoint %q)", endpoint, storage)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := bigquery.NewClient(ctx, "dev-project", option.WithEndpoint(endpoint), option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Dataset("shop").Metadata(ctx); err != nil {
+		t.Fatalf("dataset shop through the printed endpoint: %v", err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for sc.Scan() {
+		rest = append(rest, sc.Text())
+	}
+	if err := cmd.Wait(); err != nil || len(rest) == 0 || rest[len(rest)-1] != "stopped" {
+		t.Fatalf("after SIGINT: %v, printed %q", err, rest)
+	}
+}
