@@ -60,7 +60,16 @@ options:
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Killed part-way: once it has committed some of the messages (on a loaded machine, more
+	// than the 500 ms that once stood here).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if lines, _ := files.ReadCommitted(filepath.Join(dir, "out")); len(lines) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run to kill committed nothing within 30 s")
+		}
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	before := len(committed(dir))
@@ -68,7 +77,7 @@ options:
 		t.Fatalf("resumed run: %v\n%s", err, out)
 	}
 	got := committed(dir)
-	t.Logf("killed after 500 ms with %d of %d messages committed; the resumed run committed the rest", before, messages)
+	t.Logf("killed part-way with %d of %d messages committed; the resumed run committed the rest", before, messages)
 	if !slices.Equal(got, want) {
 		t.Fatalf("killed and resumed: %d messages committed, differing from the uninterrupted run's %d", len(got), len(want))
 	}
