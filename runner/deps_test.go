@@ -22,7 +22,7 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	layer := func(pkg string) string {
 		p := strings.TrimPrefix(pkg, mod)
-		for _, l := range []string{"cmd", "bench", "chaos", "tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"} {
+		for _, l := range []string{"cmd", "bench", "chaos", "acceptance", "tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"} {
 			if p == l || strings.HasPrefix(p, l+"/") {
 				return l
 			}
@@ -35,6 +35,7 @@ func TestDependencyDirection(t *testing.T) {
 		// The tools that run the sluice binary from outside: they may use any layer's helpers.
 		"bench":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"chaos":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
+		"acceptance": {"tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"tools":      {"runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"runner":     {"templates", "transforms", "connectors", "formats", "component", "schemas", "internal"},
 		"templates":  {"component", "schemas", "internal"},

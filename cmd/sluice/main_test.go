@@ -2,33 +2,11 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// binary is the sluice binary built once for the tests that run it as a process.
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "sluice-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "sluice")
-	// sluicetest: the crash tests' pause hooks (PauseEnv) exist only in this build.
-	if out, err := exec.Command("go", "build", "-tags", "sluicetest", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building sluice: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
 
 // sluice runs the CLI in-process and returns its exit code, stdout and stderr.
 func sluice(t *testing.T, args ...string) (int, string, string) {
@@ -111,11 +89,9 @@ func TestSchemaListsEveryComponent(t *testing.T) {
 	}
 }
 
-// skipIfShort skips an end-to-end test that runs for seconds (crashes, copies, outages) under
-// `go test -short`, the edit loop's run; the full `go test ./...` runs it.
-func skipIfShort(t *testing.T) {
+func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("an end-to-end run of seconds; skipped with -short")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -17,6 +17,9 @@ import (
 // WriteToKafka's key: an expression over the row becomes each record's key, type-checked
 // before the run like every expression.
 func TestWriteToKafkaKey(t *testing.T) {
+	t.Parallel()
+	// A topic and a pipeline of their own in the process's embedded broker, which keeps the
+	// checkpoints of every run in it (go test -count=2 runs this test twice in one process).
 	topic := fmt.Sprintf("keyed_%d", time.Now().UnixNano())
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.yaml")
@@ -34,7 +37,9 @@ func TestWriteToKafkaKey(t *testing.T) {
       topic: %s
       format: JSON
       key: %s
-`, topic, key))
+options:
+  name: %s
+`, topic, key, topic))
 	}
 
 	pipeline(`usr + "-" + string(id)`)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -22,6 +22,7 @@ func TestKafkaGroupHandOverThreeCopies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 30 s run of three copies; skipped with -short")
 	}
+	t.Parallel()
 	const records = 7500
 	addr, in := groupInput(t, "handover_in")
 	run := fmt.Sprintf("handover_%d", time.Now().UnixNano())

@@ -1,6 +1,7 @@
-package main
+package acceptance
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -24,9 +25,10 @@ type killer struct {
 }
 
 // run kills the pipeline at least kills times, and, since a loaded machine may start the
-// process too slowly for short delays to reach a commit, keeps going with longer delays
-// until some runs committed something (up to 3 times as many kills). It returns the number
-// of kills, and whether a run finished by itself first.
+// process too slowly for short delays to reach a commit, keeps going until some runs
+// committed something (up to 3 times as many kills), with longer delays counted from the
+// pipeline's start (its "pipeline started" log line) rather than the process's. It returns
+// the number of kills, and whether a run finished by itself first.
 func (k killer) run(t *testing.T, kills int) (int, bool) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(kills)))
@@ -42,25 +44,30 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 		if k.env != nil {
 			cmd.Env = append(os.Environ(), k.env...)
 		}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
+		stderr := &runningCopy{name: fmt.Sprintf("run %d", n+1)}
+		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		delay := k.minDelay + time.Duration(rng.Int64N(int64(spread)))
+		kill := time.After(delay)
+		if n >= kills {
+			kill = afterStarted(stderr, delay)
+		}
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Fatalf("run %d failed before it was killed: %v\n%s", n+1, err, stderr.String())
+				t.Fatalf("run %d failed before it was killed: %v\n%s", n+1, err, stderr.log())
 			}
 			return n, true
-		case <-time.After(k.minDelay + time.Duration(rng.Int64N(int64(spread)))):
+		case <-kill:
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			<-done
 			n++
 			if k.onKill != nil {
-				k.onKill(stderr.String())
+				k.onKill(stderr.log())
 			}
 		}
 	}
@@ -68,6 +75,19 @@ func (k killer) run(t *testing.T, kills int) (int, bool) {
 		t.Fatalf("after %d kills the killed runs have committed nothing: the kills did not hit a running pipeline", n)
 	}
 	return n, false
+}
+
+// afterStarted yields the time d after the run has logged "pipeline started" (or 30 s after it
+// was called, if it never does).
+func afterStarted(run *runningCopy, d time.Duration) <-chan time.Time {
+	at := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(run.log(), "pipeline started") && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		at <- <-time.After(d)
+	}()
+	return at
 }
 
 // checkDelivery compares the ids seen in a sink with the ids that should be there: none may

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -136,6 +136,7 @@ func checkWindowTable(t *testing.T, w icebergWarehouse) {
 // table are exact.
 func TestWindowsKafkaToIceberg(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
 	if err := <-produceWindowed(t, addr, "win", time.Second, true); err != nil {
@@ -154,6 +155,7 @@ func TestWindowsKafkaToIceberg(t *testing.T) {
 // twice, none missing, none partial.
 func TestCrashWindowsKafkaToIceberg(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr := startDevKafka(t, "--topic", "win:8").addr
 	w := icebergWarehouse{dir: t.TempDir()}
 	produced := produceWindowed(t, addr, "win", 8*time.Second, false)
@@ -178,6 +180,7 @@ func TestCrashWindowsKafkaToIceberg(t *testing.T) {
 // Copies in a consumer group each see only some partitions: a windowed grouping there would
 // emit partial windows, so the run refuses it before reading anything.
 func TestWindowsRefuseConsumerGroup(t *testing.T) {
+	t.Parallel()
 	w := icebergWarehouse{dir: t.TempDir()}
 	text := strings.Replace(windowPipeline("127.0.0.1:1", "win", "30s", w),
 		"      auto_offset_reset_config: earliest\n", "      auto_offset_reset_config: earliest\n      consumer_config: {group.id: g}\n", 1)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 // file sizes. docs/iceberg.md reports the same at a 60 s trigger.
 func TestIcebergFileSizes(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const records, lanes, tableName = 120_000, 2, "db.events"
 	addr := startDevKafka(t, "--topic", "ice_files:8").addr
 	dir := t.TempDir()

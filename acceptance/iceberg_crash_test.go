@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"os/exec"
@@ -19,6 +19,8 @@ import (
 // after the catalog committed and before sluice heard of it.
 func TestCrashKafkaToIceberg(t *testing.T) {
 	skipIfShort(t)
+	// Not in parallel with other tests: kills must land inside commits, which a busy machine
+	// delays past the kills (TestCrashFileToFile).
 	addr := startDevKafka(t, "--topic", "ice_exactly_once:8", "--topic", "ice_at_least_once:8").addr
 	for _, c := range []struct {
 		delivery string

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 // clients then skip the producer's later committed batches (docs/kafka.md, "The dev broker
 // after a crash"); before the recovery a reader saw only the first transactions.
 func TestDevKafkaCrashOpenTransaction(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
@@ -42,7 +43,7 @@ func TestDevKafkaCrashOpenTransaction(t *testing.T) {
 	for txn := 10; txn < 15; txn++ {
 		want = append(want, commitTxn(ctx, t, p, txn, 4)...)
 	}
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 }
 
 // The broker SIGKILLed at random moments while a producer commits one transaction after
@@ -77,7 +78,7 @@ func TestDevKafkaKilledMidWrite(t *testing.T) {
 		t.Fatal(r.err)
 	}
 
-	got := readCommitted(ctx, t, b.addr)
+	got := readCommitted(t, b.addr)
 	seen := map[string]bool{}
 	for _, v := range got {
 		seen[v] = true
@@ -173,6 +174,7 @@ func freeAddr(t *testing.T) string {
 // kfake's replay dropped the partitions without a marker: a read_committed reader saw half of
 // the transaction.
 func TestDevKafkaCrashDuringCommit(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 
 	p := txnProducer(t, b.addr)
@@ -190,7 +192,7 @@ func TestDevKafkaCrashDuringCommit(t *testing.T) {
 
 	again := startDevKafka(t, "--data-dir", dir)
 	wantPrinted(t, again, "0 open transaction(s) aborted, 1 interrupted commit(s) completed")
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 
 	// A clean stop after the recovery leaves nothing to recover.
 	again.stop(t)
@@ -203,6 +205,7 @@ func TestDevKafkaCrashDuringCommit(t *testing.T) {
 // transaction was neither carried over again nor aborted: its records showed as committed as
 // soon as the partition moved on.
 func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	want := commitTxn(ctx, t, p, 0, 4)
@@ -215,7 +218,7 @@ func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
 	wantPrinted(t, again, "1 open transaction(s) aborted")
 	p = txnProducer(t, again.addr)
 	want = append(want, commitTxn(ctx, t, p, 1, 4)...)
-	checkCommitted(ctx, t, again.addr, want)
+	checkCommitted(t, again.addr, want)
 }
 
 // When the log cannot tell how a transaction ended, the broker refuses to start and says what
@@ -223,6 +226,7 @@ func TestDevKafkaCrashAfterCleanRestart(t *testing.T) {
 // without KIP-890's epoch bump per transaction does): a commit marker of that epoch no longer
 // says that the open records were being committed.
 func TestDevKafkaCrashUndecidable(t *testing.T) {
+	t.Parallel()
 	ctx, dir, b := crashTest(t)
 	p := txnProducer(t, b.addr)
 	openTxn(ctx, t, p, "first", []int32{0, 1})
@@ -360,9 +364,9 @@ func killDevKafka(t *testing.T, b *devBroker) {
 }
 
 // checkCommitted reads topic out with read_committed and compares what it read with want.
-func checkCommitted(ctx context.Context, t *testing.T, addr string, want []string) {
+func checkCommitted(t *testing.T, addr string, want []string) {
 	t.Helper()
-	got := readCommitted(ctx, t, addr)
+	got := readCommitted(t, addr)
 	sort.Strings(got)
 	want = append([]string(nil), want...)
 	sort.Strings(want)
@@ -372,24 +376,11 @@ func checkCommitted(ctx context.Context, t *testing.T, addr string, want []strin
 	}
 }
 
-// readCommitted reads topic out with read_committed from the start until it has been idle a
-// while.
-func readCommitted(ctx context.Context, t *testing.T, addr string) []string {
+// readCommitted reads topic out with read_committed (readCommittedTo).
+func readCommitted(t *testing.T, addr string) []string {
 	t.Helper()
-	cl := devClient(t, addr, kgo.ConsumeTopics("out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	defer cl.Close()
 	var got []string
-	idle := time.Now()
-	for time.Since(idle) < 2*time.Second && ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			got = append(got, string(r.Value))
-			idle = time.Now()
-		})
-	}
+	readCommittedTo(t, addr, "out", func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	return got
 }
 

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -31,6 +31,7 @@ const (
 // read back with iceberg-go, holds the priced orders; the dead letters the malformed ones. A
 // second run resumes and adds nothing.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join(repoRoot(t), "examples"))); err != nil {
 		t.Fatal(err)
@@ -135,10 +136,16 @@ func checkQuickstartTable(t *testing.T, dir string) {
 // kafka_to_bigquery_test.go, against the loopback server).
 func TestExamplesRun(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "*.yaml"))
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			if strings.Contains(mustRead(t, f), "type: WriteToBigQuery") {
+			t.Parallel()
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(text), "type: WriteToBigQuery") {
 				t.Skip("writes to BigQuery, a service: TestKafkaToBigQueryExample runs it against sluice's loopback server")
 			}
 			dir := t.TempDir()

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bufio"
@@ -43,6 +43,7 @@ func jsonLines(t *testing.T, dir string) []map[string]any {
 // TestInvalidUTF8IsABadRecord: a JSON record with invalid UTF-8 in a value or a key goes to
 // the error output with its file and offset; it is not repaired into U+FFFD and written.
 func TestInvalidUTF8IsABadRecord(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := `{"id": 1, "name": "Zoë"}` + "\n"
 	badValue := "{\"id\": 2, \"name\": \"Zo\xeb\"}\n" // Latin-1, not UTF-8

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -90,7 +90,7 @@ options:
 	if strings.Contains(string(out), secret) {
 		t.Errorf("status printed the secret:\n%s", out)
 	}
-	var st pipelineStatus
+	var st statusJSON
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
 	}
@@ -121,6 +121,25 @@ options:
 		!strings.Contains(text, "kafka:events") || strings.Contains(text+errOut, secret) {
 		t.Errorf("status: exit %d\n%s%s", code, text, errOut)
 	}
+}
+
+// statusJSON is what the tests read of `sluice status --json`: the JSON as
+// a user's script reads it, not the command's own types.
+type statusJSON struct {
+	Sinks []struct {
+		Name        string   `json:"name"`
+		Committed   bool     `json:"committed"`
+		SinceCommit *float64 `json:"seconds_since_commit"`
+		Lag         *int64   `json:"lag"`
+		Error       string   `json:"error"`
+		Partitions  []struct {
+			Source    string `json:"source"`
+			Partition int32  `json:"partition"`
+			Committed *int64 `json:"committed"`
+			End       *int64 `json:"end"`
+			Lag       *int64 `json:"lag"`
+		} `json:"partitions"`
+	} `json:"sinks"`
 }
 
 func jsonOf(v any) string {

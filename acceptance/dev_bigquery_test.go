@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 // `sluice dev bigquery` prints the endpoints to give WriteToBigQuery, serves the datasets it
 // was asked for through the REST API, and stops on SIGINT.
 func TestDevBigQuery(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary, "dev", "bigquery", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", "--dataset", "dev-project:shop")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 // topic) is refused with the reason; --allow-reset-state runs it. Every snapshot records the
 // spec, the sluice version and the git commit, dirty or not.
 func TestUpgrade(t *testing.T) {
+	t.Parallel()
 	git := func(dir string, args ...string) string {
 		t.Helper()
 		out, err := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...).CombinedOutput()

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"fmt"
@@ -17,8 +17,10 @@ import (
 // and exits 0; the next run continues where it stopped.
 func TestSignalStopsGracefully(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in")
 			ids := writeInput(t, in, 8, 100_000)

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 // of starting from the sources' default position and writing everything again.
 func TestLostCheckpointIsLoud(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const records = 2000
 	addr := startDevKafka(t, "--topic", "lost_in:4").addr
 	if err := <-produceSteadily(t, addr, "lost_in", records, time.Second); err != nil {

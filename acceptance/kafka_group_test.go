@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 // left, and a read_committed consumer of the output must see every input record exactly once.
 func TestKafkaGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_in")
 	run := fmt.Sprintf("group_%d", time.Now().UnixNano())
 	out := "out_" + run
@@ -40,6 +41,7 @@ func TestKafkaGroupRebalance(t *testing.T) {
 // table: the table's compare-and-set on offsets keeps the zombie out.
 func TestIcebergGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_iceberg_in")
 	run := fmt.Sprintf("group_iceberg_%d", time.Now().UnixNano())
 	w := icebergWarehouse{dir: t.TempDir()}
@@ -53,6 +55,7 @@ func TestIcebergGroupRebalance(t *testing.T) {
 // settles another copy's interrupted commit before it reads them.
 func TestBigQueryGroupRebalance(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr, in := groupInput(t, "group_bigquery_in")
 	run := fmt.Sprintf("group_bigquery_%d", time.Now().UnixNano())
 	bq := startBigQuery(t)
@@ -67,6 +70,7 @@ func TestBigQueryGroupRebalance(t *testing.T) {
 // table must hold every record exactly once.
 func TestBigQueryCopySettlesAnothersCommit(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const records = 20_000
 	addr, in := groupInput(t, "settle_in")
 	run := fmt.Sprintf("settle_%d", time.Now().UnixNano())
@@ -133,19 +137,25 @@ func groupRebalance(t *testing.T, addr, in, run, pipelineText string, readBack f
 			}
 		}
 	})
-	time.Sleep(2 * time.Second)
+	// Each copy runs a second once the group has given it partitions (a loaded machine may take
+	// seconds to start a copy and balance the group).
+	a.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b := startB()
-	time.Sleep(3 * time.Second)
+	b.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b.stop(t, syscall.SIGTERM) // graceful: b commits and leaves; a takes its partitions
 	time.Sleep(2 * time.Second)
 	b = startB()
-	time.Sleep(3 * time.Second)
+	b.waitFor(t, "partitions assigned", 30*time.Second)
+	time.Sleep(time.Second)
 	b.stop(t, syscall.SIGKILL) // a crash: the group moves b's partitions after its session expires
 	b = startB()
 	if err := <-produced; err != nil {
 		t.Fatalf("producing the input: %v", err)
 	}
-	time.Sleep(8 * time.Second) // past the dead member's session: the group balances a and b again
+	// Past the dead member's session the group balances a and b again: b is given partitions.
+	b.waitFor(t, "partitions assigned", 30*time.Second)
 	// A zombie: b stalls past its session, a takes its partitions over, then b wakes up with
 	// an epoch in flight. The group must refuse b's transaction (or b notice it lost them):
 	// b stops without committing, and nothing is duplicated.
@@ -235,9 +245,16 @@ func startSluice(t *testing.T, name string, env []string, args ...string) *runni
 // waitFor waits until the process has printed text, at most d.
 func (c *runningCopy) waitFor(t *testing.T, text string, d time.Duration) {
 	t.Helper()
-	for deadline := time.Now().Add(d); !strings.Contains(c.log(), text); time.Sleep(10 * time.Millisecond) {
+	c.waitForMore(t, text, 0, d)
+}
+
+// waitForMore waits until the process has printed text more than n times, at most d: text
+// that it printed again, after the n times of an earlier step.
+func (c *runningCopy) waitForMore(t *testing.T, text string, n int, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); strings.Count(c.log(), text) <= n; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s did not print %q within %v:\n%s", c.name, text, d, c.log())
+			t.Fatalf("%s did not print %q (again, after %d times) within %v:\n%s", c.name, text, n, d, c.log())
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -23,12 +23,13 @@ import (
 // first use there, with the broker's default partition count).
 func TestCrashKafkaToKafka(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	addr := os.Getenv("SLUICE_TEST_KAFKA")
 	if addr == "" {
 		addr = startDevKafka(t, "--topic", "in_exactly_once:8", "--topic", "in_at_least_once:8").addr
 	}
 	for _, delivery := range []string{"exactly_once", "at_least_once"} {
-		t.Run(delivery, func(t *testing.T) { kafkaCrashRun(t, addr, delivery, 200_000) })
+		t.Run(delivery, func(t *testing.T) { t.Parallel(); kafkaCrashRun(t, addr, delivery, 200_000) })
 	}
 	// Asynchronous progress: TestAsyncProgressBoundedReplay.
 }
@@ -167,37 +168,21 @@ func idsChain(addr, topic, consumerConfig, sink, options string) string {
 %s`, addr, topic, consumerConfig, sink, options)
 }
 
-// countIDs reads topic from the start with read_committed until it has been quiet for a
-// second, and counts each record's id (checking the mapped field on the way).
+// countIDs reads topic from the start with read_committed (readCommittedTo), and counts each
+// record's id (checking the mapped field on the way).
 func countIDs(t *testing.T, addr, topic string) map[int64]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cl := devClient(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	seen := map[int64]int{}
-	for {
-		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		pcancel()
-		n := 0
-		fs.EachRecord(func(r *kgo.Record) {
-			var v struct {
-				ID      int64   `json:"id"`
-				Amount  float64 `json:"amount"`
-				Doubled float64 `json:"doubled"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil || v.Doubled != 2*v.Amount {
-				t.Fatalf("output record %s: %v", r.Value, err)
-			}
-			seen[v.ID]++
-			n++
-		})
-		if n == 0 {
-			if ctx.Err() != nil {
-				t.Fatal("reading the output took over 2 minutes")
-			}
-			return seen
+	readCommittedTo(t, addr, topic, func(r *kgo.Record) {
+		var v struct {
+			ID      int64   `json:"id"`
+			Amount  float64 `json:"amount"`
+			Doubled float64 `json:"doubled"`
 		}
-	}
+		if err := json.Unmarshal(r.Value, &v); err != nil || v.Doubled != 2*v.Amount {
+			t.Fatalf("output record %s: %v", r.Value, err)
+		}
+		seen[v.ID]++
+	})
+	return seen
 }

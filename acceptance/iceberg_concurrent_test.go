@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 // at the end the table holds every input record once and every row of the other writer once.
 func TestIcebergConcurrentWriter(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const records, tableName = 100_000, "db.events"
 	addr := startDevKafka(t, "--topic", "ice_conc:8").addr
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 // must see every row of the table exactly once.
 func TestCrashIcebergToKafka(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const initial, appends, perAppend = 150_000, 6, 15_000
 	addr := startDevKafka(t).addr
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package main
+package acceptance
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 // the last progress was cut.
 func TestAsyncProgressBoundedReplay(t *testing.T) {
 	skipIfShort(t)
+	t.Parallel()
 	const (
 		rate     = 4000 // records per second
 		interval = 500 * time.Millisecond
