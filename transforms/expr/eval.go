@@ -69,6 +69,8 @@ type Scope struct {
 	env map[string]any
 	vm  vm.VM
 	row schemas.Row
+	// runners run the engine programs, by program index; made on first use.
+	runners []Runner
 }
 
 // Scope returns a scope to evaluate rows with; Release it when done.
@@ -93,9 +95,22 @@ func (s *Scope) Bind(row schemas.Row) {
 func (s *Scope) Eval(i int) (any, error) {
 	p := s.ev.progs[i]
 	var out any
-	if p.prog == nil {
+	switch {
+	case p.dyn != nil:
+		v, err := s.runner(i, p).Run(s.row)
+		if err != nil {
+			return nil, err
+		}
+		if p.convert == nil {
+			if out, err = normalize(v, p.typ.Kind); err != nil {
+				return nil, p.errorAt(0, err.Error(), err)
+			}
+		} else {
+			out = v
+		}
+	case p.prog == nil:
 		out = s.row[p.field]
-	} else {
+	default:
 		v, err := s.vm.Run(p.prog, s.env)
 		if err != nil {
 			return nil, p.runtimeError(err)
@@ -119,6 +134,17 @@ func (s *Scope) Eval(i int) (any, error) {
 		return nil, p.errorAt(0, "the expression returned null", nil)
 	}
 	return out, nil
+}
+
+// runner returns the scope's runner of program i, an engine's.
+func (s *Scope) runner(i int, p *Program) Runner {
+	if s.runners == nil {
+		s.runners = make([]Runner, len(s.ev.progs))
+	}
+	if s.runners[i] == nil {
+		s.runners[i] = p.dyn.NewRunner()
+	}
+	return s.runners[i]
 }
 
 func (p *Program) runtimeError(err error) error {
