@@ -131,10 +131,13 @@ func (s Spec) Compile(in *schemas.Schema, o Options) (*Program, error) {
 	if s.Kind == KindFile {
 		what, o.Lines = "path", nil // positions are the file's own
 	}
-	eng := engineFor("python")
-	if l := strings.ToLower(o.Language); (l != "" && l != "python") || eng == nil {
+	if l := strings.ToLower(o.Language); l != "" && l != "python" {
 		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs language: python",
 			Detail: "a callable is Python code; set language: python on the transform"}
+	}
+	eng := engineFor("python")
+	if eng == nil {
+		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs the Python engine, which this build lacks (transforms/python)"}
 	}
 	return compileDynamic(eng, Source{Kind: s.Kind, Expr: s.Expr, Name: s.Name}, in, o)
 }
