@@ -27,6 +27,9 @@ type Options struct {
 	Lines []string
 	// OutputType, when set, is the type of the result: it is converted at run time.
 	OutputType *schemas.Type
+	// Truth asks for a boolean by Python's truthiness (Filter's keep with language python:
+	// a non-empty string, a match object, a non-zero number keep the row).
+	Truth bool
 }
 
 // Program is a compiled, type-checked expression. It is immutable and safe for concurrent
@@ -79,7 +82,11 @@ func Compile(e component.Expr, in *schemas.Schema, o Options) (p *Program, err e
 			p, err = nil, c.diagnostic(0, fmt.Sprintf("internal error compiling the expression: %v", r), "")
 		}
 	}()
-	return c.compile()
+	p, err = c.compile()
+	if err == nil && o.Truth && c.engine != nil && p.dyn == nil && p.typ.Kind != schemas.Bool {
+		return c.dynamic() // the engine applies Python's truthiness
+	}
+	return p, err
 }
 
 type compiler struct {
@@ -132,6 +139,9 @@ func (c *compiler) compile() (*Program, error) {
 		return c.refused(err)
 	}
 	root := prog.Node()
+	if python && c.engine != nil && root.Type() == durationType {
+		return c.dynamic() // Beam's durations are seconds, expr-lang's milliseconds
+	}
 	c.collectShadowed(root)
 	if id, ok := root.(*ast.IdentifierNode); ok && !c.shadowed[id.Value] {
 		if i, ok := c.schema.Index(id.Value); ok {

@@ -97,6 +97,9 @@ func (c *compilation) compile() *program {
 	}
 	p.fn = callable
 	p.typ, p.nullable = c.infer(f, fn)
+	if c.opts.Truth {
+		p.truth, p.typ, p.nullable = true, schemas.Type{Kind: schemas.Bool}, false
+	}
 	return p
 }
 

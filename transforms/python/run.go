@@ -23,6 +23,7 @@ type program struct {
 	nullable bool
 	c        *compilation // for positions of runtime errors
 	shape    *shape       // callables: the row's
+	truth    bool         // the result is converted to a boolean by Python's truthiness
 }
 
 // param is a field an expression reads, passed as an argument.
@@ -66,6 +67,9 @@ func (r *runner) Run(in schemas.Row) (any, error) {
 	clear(r.args)
 	if err != nil {
 		return nil, p.c.rowError(err)
+	}
+	if p.truth {
+		return bool(v.Truth()), nil
 	}
 	out, err := toGo(v)
 	if err != nil {

@@ -253,10 +253,28 @@ func (w *rewriter) stringLiteral(start, q int, fstring bool) int {
 		end++
 	}
 	after := min(len(src), end+len(quote))
-	if fstring && end < len(src) {
-		w.fstring(start, q, body, end, after, quote)
+	switch {
+	case fstring && end < len(src):
+		w.fstring(start, q, body, end, after, quote, raw)
+	case !raw:
+		for i := body; i < end; i++ {
+			i = w.escape(i)
+		}
 	}
 	return after
+}
+
+// escape doubles the backslash at i when it starts an escape Starlark rejects and Python
+// keeps as written ("\s" in a pattern); it returns the offset of the escape's last rune.
+func (w *rewriter) escape(i int) int {
+	if w.src[i] != '\\' || i+1 >= len(w.src) {
+		return i
+	}
+	if !strings.ContainsRune("abfnrtv\\'\"01234567xuUN\n", w.src[i+1]) {
+		w.flush(i)
+		w.replace(i, i+1, `\\`)
+	}
+	return i + 1
 }
 
 func hasAt(src []rune, i int, s string) bool {
@@ -264,7 +282,7 @@ func hasAt(src []rune, i int, s string) bool {
 }
 
 // fstring rewrites f"a{x!r}b{y:.2f}" as "a{!r}b{}".format(x, format(y, ".2f")).
-func (w *rewriter) fstring(start, q, body, end, after int, quote string) {
+func (w *rewriter) fstring(start, q, body, end, after int, quote string, raw bool) {
 	src := w.src
 	prefix := strings.NewReplacer("f", "", "F", "").Replace(string(src[start:q]))
 	w.replace(start, body, prefix+quote)
@@ -272,6 +290,8 @@ func (w *rewriter) fstring(start, q, body, end, after int, quote string) {
 	var args []arg
 	for i := body; i < end; i++ {
 		switch {
+		case src[i] == '\\' && !raw:
+			i = w.escape(i)
 		case src[i] == '{' && i+1 < end && src[i+1] == '{', src[i] == '}' && i+1 < end && src[i+1] == '}':
 			i++
 		case src[i] == '{':
