@@ -1,0 +1,50 @@
+package conformance_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/sluicehq/sluice/connectors/all"
+	"github.com/sluicehq/sluice/conformance"
+	_ "github.com/sluicehq/sluice/transforms/all"
+)
+
+// TestBeamCorpus runs every pipeline of testdata/beam (one folder per topic) and compares
+// the rows it logs with its "# Expected:" block, or its error with "# Expected error:".
+func TestBeamCorpus(t *testing.T) {
+	files, err := conformance.Files("../testdata/beam")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus files under testdata/beam (%v)", err)
+	}
+	for _, path := range files {
+		rel, _ := filepath.Rel("../testdata/beam", path)
+		t.Run(strings.TrimSuffix(rel, ".yaml"), func(t *testing.T) {
+			c, err := conformance.Read(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Check(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestParseRepr(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`Row(word='a', count=1)`, `{"count":1,"word":"a"}`},
+		{`Row(a=None, b=True, c=[1, 2.5], d=Row(e="x\'y"), f={'k': (1,)})`, `{"a":null,"b":true,"c":[1,2.5],"d":{"e":"x'y"},"f":{"k":[1]}}`},
+		{`Row(s='\u00e9\n')`, `{"s":"é\n"}`},
+	} {
+		v, err := conformance.ParseRepr(tt.in)
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if got := conformance.Canonical(v); got != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
