@@ -44,7 +44,7 @@ func (p *program) NewRunner() expr.Runner {
 	if p.kind != expr.KindExpression {
 		n = 1
 	}
-	return &runner{p: p, thread: thread, args: make(starlark.Tuple, n)}
+	return &runner{p: p, thread: thread, args: make(starlark.Tuple, n), row: row{shape: p.shape}}
 }
 
 // runner calls the program for one lane.
@@ -52,6 +52,9 @@ type runner struct {
 	p      *program
 	thread *starlark.Thread
 	args   starlark.Tuple
+	// row is the callable's argument, rebound to each input row: nothing the call returns
+	// refers to it once Run has converted the result (frozen globals cannot keep it).
+	row row
 }
 
 func (r *runner) Run(in schemas.Row) (any, error) {
@@ -61,10 +64,12 @@ func (r *runner) Run(in schemas.Row) (any, error) {
 			r.args[i] = a.shape.value(in[a.index])
 		}
 	} else {
-		r.args[0] = &row{shape: p.shape, r: in}
+		r.row.r = in
+		r.args[0] = &r.row
 	}
 	v, err := starlark.Call(r.thread, p.fn, r.args, nil)
 	clear(r.args)
+	r.row.r = nil
 	if err != nil {
 		return nil, p.c.rowError(err)
 	}
