@@ -181,7 +181,7 @@ var badWant = map[string][]string{
 		"5:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
 	},
 	"unsupported_language.yaml": {
-		"9:19: language \"javascript\" is not supported: sluice evaluates expr-lang expressions (language generic or expr) and Python expressions that are also valid expr (language python)",
+		"9:19: language \"javascript\" is not supported: sluice evaluates expr-lang expressions (language generic or expr) and Python (language python)",
 	},
 	"write_text_two_fields.yaml": {
 		"8:5: WriteToText writes one string per line, but its input \"Create\" has rows {a string, b string}",

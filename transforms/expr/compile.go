@@ -67,7 +67,7 @@ func CheckLanguage(lang string) error {
 		return nil
 	}
 	return fmt.Errorf("language %q is not supported: sluice evaluates expr-lang expressions "+
-		"(language generic or expr) and Python expressions that are also valid expr (language python)", lang)
+		"(language generic or expr) and Python (language python)", lang)
 }
 
 // Compile type-checks e against the fields of in. Its errors are diag.Diagnostic values

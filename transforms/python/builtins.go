@@ -66,7 +66,7 @@ func (c *compilation) predeclared() starlark.StringDict {
 			v = member(v, imp.member)
 		}
 		if v == nil {
-			c.errorAt(imp.offset, fmt.Sprintf("ImportError: cannot import name %q from %q", imp.member, imp.module), "")
+			c.errorAt(imp.memberOffset, fmt.Sprintf("ImportError: cannot import name %q from %q", imp.member, imp.module), "")
 			continue
 		}
 		d[imp.name] = v

@@ -3,6 +3,7 @@ package python
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/diag"
@@ -258,11 +259,17 @@ func fieldsHint(names []string) string {
 	return "fields: " + strings.Join(names, ", ")
 }
 
+// reservedGot finds the Python keywords Starlark reserves but has no statement for.
+var reservedGot = regexp.MustCompile(`^got (try|except|finally|class|with|raise|yield|global|nonlocal|del|assert|async|await|as|is|import|from)\b`)
+
 // syntaxMessage rewords Starlark's syntax messages where Python says it differently.
 func syntaxMessage(msg string) string {
 	if kw, ok := strings.CutPrefix(msg, "keyword "); ok {
 		kw, _, _ = strings.Cut(kw, " ")
 		return fmt.Sprintf("%s is not supported by sluice's Python (Starlark)", kw)
+	}
+	if m := reservedGot.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s is not supported by sluice's Python (Starlark)", m[1])
 	}
 	return msg
 }

@@ -207,12 +207,28 @@ func fromTimestamp(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 
 // timedelta is a duration in seconds (a float), as Beam compares durations with numbers.
 func timedelta(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
-	var days, secs, micros, millis, mins, hours, weeks float64
-	if err := starlark.UnpackArgs(b.Name(), args, kw, "days?", &days, "seconds?", &secs, "microseconds?", &micros,
-		"milliseconds?", &millis, "minutes?", &mins, "hours?", &hours, "weeks?", &weeks); err != nil {
+	names := []string{"days", "seconds", "microseconds", "milliseconds", "minutes", "hours", "weeks"}
+	scale := []float64{86400, 1, 1e-6, 1e-3, 60, 3600, 604800}
+	vals := make([]starlark.Value, len(names))
+	pairs := make([]any, 0, 2*len(names))
+	for i, n := range names {
+		pairs = append(pairs, n+"?", &vals[i])
+	}
+	if err := starlark.UnpackArgs(b.Name(), args, kw, pairs...); err != nil {
 		return nil, err
 	}
-	return starlark.Float(weeks*604800 + days*86400 + hours*3600 + mins*60 + secs + millis/1e3 + micros/1e6), nil
+	total := 0.0
+	for i, v := range vals {
+		if v == nil {
+			continue
+		}
+		f, ok := starlark.AsFloat(v)
+		if !ok {
+			return nil, fmt.Errorf("TypeError: timedelta: %s must be a number, not %s", names[i], v.Type())
+		}
+		total += f * scale[i]
+	}
+	return starlark.Float(total), nil
 }
 
 // timeModule is the basics of Python's time.

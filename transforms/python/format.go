@@ -252,6 +252,9 @@ func (e *jsonEncoder) encode(v starlark.Value, depth int) error {
 				return err
 			}
 		}
+		if x, ok := x.(starlark.Sequence); ok && x.Len() > 0 {
+			e.newline(depth)
+		}
 		e.b.WriteString("]")
 	default:
 		return fmt.Errorf("TypeError: Object of type %s is not JSON serializable", v.Type())

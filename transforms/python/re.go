@@ -138,7 +138,11 @@ func patternArg(v starlark.Value, flags int) (*regexp.Regexp, error) {
 	case *pattern:
 		return x.re, nil
 	case starlark.String:
-		return translatePattern(string(x), flags)
+		re, err := translatePattern(string(x), flags)
+		if err != nil && !strings.HasPrefix(err.Error(), "re.error") {
+			err = fmt.Errorf("re.error: %w", err)
+		}
+		return re, err
 	}
 	return nil, fmt.Errorf("TypeError: first argument must be string or compiled pattern, not %s", v.Type())
 }

@@ -124,7 +124,7 @@ var exceptionNames = []struct {
 
 // namedException finds a message that already names its exception, after the names of the
 // builtins it went through ("re.sub: TypeError: ...").
-var namedException = regexp.MustCompile(`\b[A-Z]\w*(Error|Exception): `)
+var namedException = regexp.MustCompile(`\b([A-Z]\w*(Error|Exception)|re\.error): `)
 
 // pythonMessage prefixes msg with Python's exception name when it has none.
 func pythonMessage(msg string) string {

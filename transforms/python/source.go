@@ -38,6 +38,7 @@ func (m posMap) orig(gen int) int {
 type importSpec struct {
 	name, module, member string
 	offset               int // of the module's name, for errors
+	memberOffset         int // of the member's name (from ... import member)
 }
 
 // srcError is a problem at a rune offset of the user's text.
@@ -184,9 +185,11 @@ func (w *rewriter) importLine(start, end int) {
 			return
 		}
 		module := fields[1]
+		names := strings.Index(line, " import ")
 		for _, item := range splitImports(fields[3:]) {
 			name := item[len(item)-1]
-			w.imports = append(w.imports, importSpec{name: name, module: module, member: item[0], offset: offsetOf(module)})
+			member := start + len([]rune(line[:names+max(0, strings.Index(line[names:], item[0]))]))
+			w.imports = append(w.imports, importSpec{name: name, module: module, member: item[0], offset: offsetOf(module), memberOffset: member})
 		}
 		return
 	}
