@@ -73,20 +73,31 @@ func (t timestamp) AttrNames() []string {
 	return names
 }
 
-// strftime formats t with Python's directives.
-func strftime(t time.Time, format string) string {
-	var b strings.Builder
+// eachDirective walks a Python time format: literal gets the bytes outside directives,
+// directive the letter after each %.
+func eachDirective(format string, literal func(byte), directive func(byte) error) error {
 	for i := 0; i < len(format); i++ {
 		if format[i] != '%' || i+1 == len(format) {
-			b.WriteByte(format[i])
+			literal(format[i])
 			continue
 		}
 		i++
-		if layout, ok := strftimeLayouts[format[i]]; ok {
-			b.WriteString(t.Format(layout))
-			continue
+		if err := directive(format[i]); err != nil {
+			return err
 		}
-		switch format[i] {
+	}
+	return nil
+}
+
+// strftime formats t with Python's directives.
+func strftime(t time.Time, format string) string {
+	var b strings.Builder
+	_ = eachDirective(format, func(c byte) { b.WriteByte(c) }, func(c byte) error {
+		if layout, ok := strftimeLayouts[c]; ok {
+			b.WriteString(t.Format(layout))
+			return nil
+		}
+		switch c {
 		case 'f':
 			fmt.Fprintf(&b, "%06d", t.Nanosecond()/1000)
 		case 'j':
@@ -97,9 +108,10 @@ func strftime(t time.Time, format string) string {
 			b.WriteByte('%')
 		default:
 			b.WriteByte('%')
-			b.WriteByte(format[i])
+			b.WriteByte(c)
 		}
-	}
+		return nil
+	})
 	return b.String()
 }
 
@@ -112,24 +124,23 @@ var strftimeLayouts = map[byte]string{
 // strptime parses s with Python's directives, by translating them to a Go layout.
 func strptime(s, format string) (time.Time, error) {
 	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		if format[i] != '%' || i+1 == len(format) {
-			b.WriteByte(format[i])
-			continue
-		}
-		i++
-		switch c := format[i]; {
-		case c == 'f':
+	err := eachDirective(format, func(c byte) { b.WriteByte(c) }, func(c byte) error {
+		switch c {
+		case 'f':
 			b.WriteString("000000")
-		case c == '%':
+		case '%':
 			b.WriteByte('%')
 		default:
 			layout, ok := strftimeLayouts[c]
 			if !ok {
-				return time.Time{}, fmt.Errorf("ValueError: strptime directive %%%c is not supported", c)
+				return fmt.Errorf("ValueError: strptime directive %%%c is not supported", c)
 			}
 			b.WriteString(layout)
 		}
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, err
 	}
 	layout := strings.Replace(b.String(), "05.000000", "05.999999", 1)
 	t, err := time.Parse(layout, s)

@@ -78,49 +78,25 @@ func TestExpressions(t *testing.T) {
 }
 
 func TestCallables(t *testing.T) {
-	for _, tt := range []struct {
-		text string
-		want any
-	}{
+	checkValues(t, expr.KindCallable, []valueCase{
 		{`lambda row: row.score * 2`, int64(24)},
 		{`lambda row: row.loc.city.lower()`, "paris"},
 		{"def f(row):\n  if row.score > 10:\n    return 'hi ' + row.user\n  return 'lo'", "hi alice"},
 		{"import re\ndef f(row):\n  m = re.match(r'(a)(l)', row.user)\n  return m.group(2) if m else None", "l"},
 		{"import json\nlambda_ = None\ndef f(row):\n  return json.dumps({'u': row.user, 'n': [1, 2.5]})", `{"u": "alice", "n": [1, 2.5]}`},
 		{"from math import sqrt\ndef f(row):\n  return sqrt(row.score + 4)", 4.0},
-	} {
-		t.Run(tt.text, func(t *testing.T) {
-			v, _, err := run(t, expr.KindCallable, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equal(v, tt.want) {
-				t.Errorf("got %#v, want %#v", v, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestErrors(t *testing.T) {
-	for _, tt := range []struct {
-		kind expr.SourceKind
-		text string
-		want string
-	}{
+	checkErrors(t, []errorCase{
 		{expr.KindCallable, "lambda row: row.scor", `p.yaml:3:23: AttributeError: the row has no field "scor" (did you mean "score"?)`},
 		{expr.KindCallable, "import pandas\ndef f(row):\n  return 1", `p.yaml:3:14: ModuleNotFoundError: no module named "pandas"`},
 		{expr.KindCallable, "def f(row):\n  return row.score +", `p.yaml:4:`},
 		{expr.KindCallable, "lambda a, b: a", `takes 2`},
 		{expr.KindExpression, `scroe if True else 1`, `NameError: name "scroe" is not defined (did you mean "score"?)`},
 		{expr.KindCallable, "import re\ndef f(row):\n  return re.match(r\"(?=x)\", row.user)", `p.yaml:5:19: the pattern "(?=x)" uses lookahead`},
-	} {
-		t.Run(tt.text, func(t *testing.T) {
-			_, _, err := run(t, tt.kind, tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestRuntimeError(t *testing.T) {

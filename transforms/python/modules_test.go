@@ -1,7 +1,6 @@
 package python
 
 import (
-	"strings"
 	"sync"
 	"testing"
 
@@ -10,10 +9,7 @@ import (
 
 // The modules and builtins as Python gives them; each case is a callable over gameRow.
 func TestModules(t *testing.T) {
-	for _, tt := range []struct {
-		text string
-		want any
-	}{
+	checkValues(t, expr.KindCallable, []valueCase{
 		{"import re\ndef f(row):\n  return re.findall(r'(\\w)(\\w)', 'abcd')", []any{[]any{"a", "b"}, []any{"c", "d"}}},
 		{"import re\ndef f(row):\n  return re.sub(r'(?P<x>l)', lambda m: m.group('x').upper(), row.user, count=1)", "aLice"},
 		{"import re\ndef f(row):\n  return re.split(r'(,)\\s*', 'a, b,c')", []any{"a", ",", "b", ",", "c"}},
@@ -30,61 +26,29 @@ func TestModules(t *testing.T) {
 		{"lambda row: [isinstance(row.score, int), isinstance(row.user, (int, str)), sum([0.5, 1])]", []any{true, true, 1.5}},
 		{"lambda row: list(map(lambda t: t * 2, filter(None, row.tags + [''])))", []any{"aa", "bb"}},
 		{"lambda row: row._asdict()['team']", "red"},
-	} {
-		t.Run(tt.text, func(t *testing.T) {
-			v, _, err := run(t, expr.KindCallable, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equal(v, tt.want) {
-				t.Errorf("got %#v, want %#v", v, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // Positions inside rewritten text (f-strings, `is not`, imports) are the user's.
 func TestRewrittenPositions(t *testing.T) {
-	for _, tt := range []struct {
-		kind expr.SourceKind
-		text string
-		want string
-	}{
+	checkErrors(t, []errorCase{
 		{expr.KindExpression, `f"{user!r} and {scroe:>3}"`, "p.yaml:3:23: NameError"},
 		{expr.KindExpression, `nick is not None and f"{nick.uper()}" or bogus`, "p.yaml:3:48: NameError"},
 		{expr.KindCallable, "import json\n\nfrom math import sqrt\ndef f(row):\n  return sqrt(row.scoer)", "p.yaml:7:19: AttributeError"},
 		{expr.KindCallable, "from math import nope\ndef f(row):\n  return 1", `p.yaml:3:24: ImportError: cannot import name "nope" from "math"`},
 		{expr.KindCallable, "def f(row):\n  try:\n    return 1\n  except:\n    return 2", "SyntaxError: try is not supported"},
-	} {
-		t.Run(tt.text, func(t *testing.T) {
-			_, _, err := run(t, tt.kind, tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // A runtime error inside an f-string and inside a builtin is placed at the user's code.
 func TestRuntimePositions(t *testing.T) {
-	for _, tt := range []struct {
-		kind expr.SourceKind
-		text string
-		want string
-	}{
+	checkErrors(t, []errorCase{
 		{expr.KindExpression, `f"{user} {score // 0}"`, "p.yaml:3:23: ZeroDivisionError"},
 		{expr.KindCallable, "import re\ndef f(row):\n  return re.match(row.user + '(?=x)', 'a')", "p.yaml:5:18: re.error: the pattern"},
 		{expr.KindCallable, "lambda row: row.tags[5]", "p.yaml:3:27: IndexError"},
 		{expr.KindCallable, "lambda row: fail('bad row ' + row.user)", "p.yaml:3:23: Exception: bad row alice"},
 		{expr.KindCallable, "lambda row: '{:.2f}'.format(row.score)", "p.yaml:3:"},
-	} {
-		t.Run(tt.text, func(t *testing.T) {
-			_, _, err := run(t, tt.kind, tt.text)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want %q", err, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // Lanes share one compiled program, each with its own runner, without locks.
