@@ -57,8 +57,15 @@ type runner struct {
 	row row
 }
 
-func (r *runner) Run(in schemas.Row) (any, error) {
+func (r *runner) Run(in schemas.Row) (out any, err error) {
 	p := r.p
+	defer func() {
+		// A bug in a builtin must fail the row, not the process.
+		if v := recover(); v != nil {
+			r.row.r = nil
+			out, err = nil, &expr.Error{Pos: p.c.callPos(), Msg: fmt.Sprintf("SystemError: internal error: %v", v)}
+		}
+	}()
 	if p.kind == expr.KindExpression {
 		for i, a := range p.params {
 			r.args[i] = a.shape.value(in[a.index])
@@ -76,7 +83,7 @@ func (r *runner) Run(in schemas.Row) (any, error) {
 	if p.truth {
 		return bool(v.Truth()), nil
 	}
-	out, err := toGo(v)
+	out, err = toGo(v)
 	if err != nil {
 		return nil, &expr.Error{Pos: p.c.callPos(), Msg: err.Error(), Err: err}
 	}

@@ -157,6 +157,8 @@ func (w *rewriter) word(word string, i, j int, atLineStart bool) int {
 		w.importLine(i, end)
 		w.replace(i, end, strings.Repeat(" ", end-i))
 		return end
+	case word == "def":
+		return w.defHeader(j)
 	case word == "is":
 		k := j
 		for k < len(w.src) && (w.src[k] == ' ' || w.src[k] == '\t') {
@@ -169,6 +171,85 @@ func (w *rewriter) word(word string, i, j int, atLineStart bool) int {
 		w.replace(i, j, "==")
 	}
 	return j
+}
+
+// defHeader blanks the type annotations of the def header starting after `def` at i
+// (`row: beam.Row`, `-> str`), which Starlark does not parse, and returns the offset after
+// the header's colon.
+func (w *rewriter) defHeader(i int) int {
+	src := w.src
+	open := i
+	for open < len(src) && src[open] != '(' && src[open] != ':' && src[open] != '\n' {
+		open++
+	}
+	if open >= len(src) || src[open] != '(' {
+		return i
+	}
+	depth, annotation := 0, -1
+	j := open
+	for ; j < len(src); j++ {
+		switch r := src[j]; {
+		case r == '"' || r == '\'':
+			j = w.skipString(j) - 1
+		case strings.ContainsRune("([{", r):
+			depth++
+		case strings.ContainsRune(")]}", r):
+			depth--
+			if depth == 0 {
+				w.blank(annotation, j)
+				annotation = -1
+			}
+		case depth == 1 && (r == ',' || r == '='):
+			w.blank(annotation, j)
+			annotation = -1
+		case depth == 1 && r == ':' && annotation < 0:
+			annotation = j
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	k := j + 1
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	end := k
+	for end < len(src) && src[end] != ':' && src[end] != '\n' {
+		end++
+	}
+	if hasAt(src, k, "->") {
+		w.blank(k, end)
+	}
+	return min(end+1, len(src))
+}
+
+// blank replaces the runes [from, to) with spaces (keeping line breaks); from < 0 is nothing.
+func (w *rewriter) blank(from, to int) {
+	if from < 0 || to <= from {
+		return
+	}
+	spaces := make([]rune, to-from)
+	for i := range spaces {
+		spaces[i] = ' '
+		if w.src[from+i] == '\n' {
+			spaces[i] = '\n'
+		}
+	}
+	w.replace(from, to, string(spaces))
+}
+
+// skipString returns the offset after the string literal whose quote is at q.
+func (w *rewriter) skipString(q int) int {
+	quote := w.src[q]
+	for i := q + 1; i < len(w.src); i++ {
+		switch w.src[i] {
+		case '\\':
+			i++
+		case quote:
+			return i + 1
+		}
+	}
+	return len(w.src)
 }
 
 // importLine records the names an import line binds.
