@@ -147,7 +147,8 @@ func (c *compilation) expressionModule(p *program) bool {
 // callableModule generates the module of a callable: a lambda (or any expression) is
 // assigned to a name; a def is the module itself and the last function it defines is called.
 func (c *compilation) callableModule() string {
-	if _, err := syntax.ParseExpr(filename, c.rw.text, 0); err == nil {
+	wrapped := genName + " = (\n" + c.rw.text + "\n)\n"
+	if _, err := fileOptions.Parse(filename, wrapped, 0); err == nil {
 		c.setGen(genName+" = (\n", c.rw.text, "\n)\n")
 		return genName
 	}

@@ -110,3 +110,9 @@ func TestRuntimeError(t *testing.T) {
 		t.Errorf("error %q, want %s... ZeroDivisionError", got, want)
 	}
 }
+
+// Block scalars bring indentation and trailing newlines.
+func TestBlockText(t *testing.T) {
+	checkValues(t, expr.KindCallable, []valueCase{{"lambda row: row.score + 1\n", int64(13)}, {"\n  lambda row: row.user\n\n", "alice"}})
+	checkValues(t, expr.KindExpression, []valueCase{{"score + 1 if True else 0\n", int64(13)}, {"[x for x in tags]  # comment\n", []any{"a", "b"}}})
+}
