@@ -85,6 +85,7 @@ func TestCallables(t *testing.T) {
 		{"import re\ndef f(row):\n  m = re.match(r'(a)(l)', row.user)\n  return m.group(2) if m else None", "l"},
 		{"import json\nlambda_ = None\ndef f(row):\n  return json.dumps({'u': row.user, 'n': [1, 2.5]})", `{"u": "alice", "n": [1, 2.5]}`},
 		{"from math import sqrt\ndef f(row):\n  return sqrt(row.score + 4)", 4.0},
+		{"def f(row):\n  return any(t.upper() in 'AEIOU' for t in row.tags) and sum(len(t) for t in row.tags)", int64(2)},
 		{"def f(row: 'beam.Row', n: int = 2,\n      k=[1]) -> str:\n  return row.user * n", "alicealice"},
 	})
 }

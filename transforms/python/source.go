@@ -54,6 +54,7 @@ type rewritten struct {
 	pos     posMap
 	imports []importSpec
 	errs    []srcError
+	closes  map[int]bool // offsets of ')' that close a generator expression made a list
 }
 
 type rewriter struct {
@@ -63,6 +64,7 @@ type rewriter struct {
 	copyAt  int // the start of the span not yet copied
 	imports []importSpec
 	errs    []srcError
+	closes  map[int]bool // offsets of ')' that close a generator expression made a list
 }
 
 // rewrite turns Python text into Starlark text.
@@ -122,9 +124,15 @@ func (w *rewriter) scan() {
 		lineStart = false
 		switch {
 		case strings.ContainsRune("([{", r):
+			if r == '(' {
+				w.generator(i)
+			}
 			depth++
 			i++
 		case strings.ContainsRune(")]}", r):
+			if w.closes[i] {
+				w.replace(i, i, "]")
+			}
 			depth = max(0, depth-1)
 			i++
 		case isIdentStart(r):
@@ -171,6 +179,43 @@ func (w *rewriter) word(word string, i, j int, atLineStart bool) int {
 		w.replace(i, j, "==")
 	}
 	return j
+}
+
+// generator makes the generator expression in the parentheses at open a list
+// comprehension, which Starlark has: any(x > 0 for x in xs) reads any([x > 0 for x in xs]).
+// The parentheses hold a generator when a `for` stands at their top level and no comma does.
+func (w *rewriter) generator(open int) {
+	src := w.src
+	depth, hasFor := 0, false
+	for j := open; j < len(src); j++ {
+		switch r := src[j]; {
+		case r == '"' || r == '\'':
+			j = w.skipString(j) - 1
+		case r == '#':
+			for j < len(src) && src[j] != '\n' {
+				j++
+			}
+		case strings.ContainsRune("([{", r):
+			depth++
+		case strings.ContainsRune(")]}", r):
+			depth--
+			if depth == 0 {
+				if hasFor {
+					w.replace(open+1, open+1, "[")
+					if w.closes == nil {
+						w.closes = map[int]bool{}
+					}
+					w.closes[j] = true
+				}
+				return
+			}
+		case depth == 1 && r == ',':
+			return
+		case depth == 1 && r == 'f' && hasAt(src, j, "for") && (j == 0 || !isIdentPart(src[j-1])) &&
+			(j+3 == len(src) || !isIdentPart(src[j+3])):
+			hasFor = true
+		}
+	}
 }
 
 // defHeader blanks the type annotations of the def header starting after `def` at i
