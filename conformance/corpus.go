@@ -57,6 +57,29 @@ func Files(root string) ([]string, error) {
 	return files, err
 }
 
+// DocPipelines returns the fenced yaml blocks of a Markdown document that hold an
+// "# Expected:" or "# Expected error:" block: the examples of the docs, to run as cases.
+func DocPipelines(md []byte) []string {
+	var out []string
+	var block []string
+	in := false
+	for _, line := range strings.Split(string(md), "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```yaml":
+			in, block = true, nil
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			text := strings.Join(block, "\n") + "\n"
+			if strings.Contains(text, "\n# Expected") {
+				out = append(out, text)
+			}
+		case in:
+			block = append(block, line)
+		}
+	}
+	return out
+}
+
 // Read reads a case's expectations from the comment block at the end of its file.
 func Read(path string) (*Case, error) {
 	src, err := os.ReadFile(path)

@@ -2,6 +2,8 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +31,42 @@ func TestBeamCorpus(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// TestDocExamples runs the pipelines of docs/*.md that show their output in an
+// "# Expected:" block.
+func TestDocExamples(t *testing.T) {
+	docs, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := 0
+	for _, doc := range docs {
+		md, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range conformance.DocPipelines(md) {
+			name := fmt.Sprintf("%s-%d", strings.TrimSuffix(filepath.Base(doc), ".md"), i+1)
+			t.Run(name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), name+".yaml")
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				c, err := conformance.Read(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Check(context.Background()); err != nil {
+					t.Error(err)
+				}
+			})
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no example with an # Expected: block in docs/*.md")
 	}
 }
 
