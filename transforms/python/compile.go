@@ -269,6 +269,9 @@ func syntaxMessage(msg string) string {
 		kw, _, _ = strings.Cut(kw, " ")
 		return fmt.Sprintf("%s is not supported by sluice's Python (Starlark)", kw)
 	}
+	if strings.HasPrefix(msg, "got '**'") {
+		return "the ** operator is not supported by sluice's Python (Starlark): write pow(a, b)"
+	}
 	if m := reservedGot.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s is not supported by sluice's Python (Starlark)", m[1])
 	}

@@ -48,6 +48,9 @@ func TestRuntimePositions(t *testing.T) {
 		{expr.KindCallable, "lambda row: row.tags[5]", "p.yaml:3:27: IndexError"},
 		{expr.KindCallable, "lambda row: fail('bad row ' + row.user)", "p.yaml:3:23: Exception: bad row alice"},
 		{expr.KindCallable, "lambda row: '{:.2f}'.format(row.score)", "p.yaml:3:"},
+		{expr.KindCallable, "lambda row: [c for c in row.user]", "TypeError: string value is not iterable (in sluice's Python strings are not iterable: write s.elems())"},
+		{expr.KindCallable, "lambda row: row.score < None", "TypeError: int < NoneType not implemented"},
+		{expr.KindCallable, "lambda row: row.score ** 2", "SyntaxError: the ** operator is not supported"},
 	})
 }
 

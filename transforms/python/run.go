@@ -126,7 +126,7 @@ var exceptionNames = []struct {
 	{regexp.MustCompile(`index out of range|out of range`), "IndexError"},
 	{regexp.MustCompile(`has no \.\w+ (field or method|attribute)`), "AttributeError"},
 	{regexp.MustCompile(`invalid literal|invalid syntax for|invalid argument|not a valid|ValueError`), "ValueError"},
-	{regexp.MustCompile(`unsupported|unknown binary op|not iterable|not callable|got .* want|missing argument|unexpected keyword|for parameter|unhashable|not supported`), "TypeError"},
+	{regexp.MustCompile(`unsupported|unknown binary op|not iterable|not callable|got .* want|missing argument|unexpected keyword|for parameter|unhashable|not supported|not implemented|has no len`), "TypeError"},
 }
 
 // namedException finds a message that already names its exception, after the names of the
@@ -140,6 +140,9 @@ func pythonMessage(msg string) string {
 	}
 	if f, ok := strings.CutPrefix(msg, "fail: "); ok {
 		return "Exception: " + f
+	}
+	if strings.Contains(msg, "string value is not iterable") {
+		msg += " (in sluice's Python strings are not iterable: write s.elems())"
 	}
 	for _, e := range exceptionNames {
 		if e.re.MatchString(msg) {
