@@ -95,25 +95,12 @@ func (s *Scope) Bind(row schemas.Row) {
 func (s *Scope) Eval(i int) (any, error) {
 	p := s.ev.progs[i]
 	var out any
-	switch {
-	case p.dyn != nil:
-		v, err := s.runner(i, p).Run(s.row)
+	if p.prog == nil && p.dyn == nil {
+		out = s.row[p.field]
+	} else {
+		v, err := s.run(i, p)
 		if err != nil {
 			return nil, err
-		}
-		if p.convert == nil {
-			if out, err = normalize(v, p.typ.Kind); err != nil {
-				return nil, p.errorAt(0, err.Error(), err)
-			}
-		} else {
-			out = v
-		}
-	case p.prog == nil:
-		out = s.row[p.field]
-	default:
-		v, err := s.vm.Run(p.prog, s.env)
-		if err != nil {
-			return nil, p.runtimeError(err)
 		}
 		if p.convert == nil {
 			if out, err = normalize(v, p.typ.Kind); err != nil {
@@ -134,6 +121,18 @@ func (s *Scope) Eval(i int) (any, error) {
 		return nil, p.errorAt(0, "the expression returned null", nil)
 	}
 	return out, nil
+}
+
+// run runs program i, which computes its value, on the bound row.
+func (s *Scope) run(i int, p *Program) (any, error) {
+	if p.dyn != nil {
+		return s.runner(i, p).Run(s.row)
+	}
+	v, err := s.vm.Run(p.prog, s.env)
+	if err != nil {
+		return nil, p.runtimeError(err)
+	}
+	return v, nil
 }
 
 // runner returns the scope's runner of program i, an engine's.
