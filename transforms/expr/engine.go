@@ -97,7 +97,7 @@ func fallsBack(err error) bool {
 	}
 	msg := err.Error()
 	for _, s := range []string{"unexpected", "unknown name", "invalid operation: and", "invalid operation: or",
-		"invalid operation: not", "invalid operation: in", "invalid operation: *", "Duration", "duration"} {
+		"invalid operation: not", "invalid operation: in", "invalid operation: *", "time.Duration"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

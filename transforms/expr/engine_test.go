@@ -46,6 +46,7 @@ func TestEngineFallback(t *testing.T) {
 		{text: "amount // 2", engine: true},
 		{text: "nick or name", engine: true},
 		{text: "ts - ts", engine: true},
+		{text: "ts - ts > 12", engine: true},
 		{text: "amout + 1", err: `unknown field "amout"`},
 		{text: "name * 2", engine: true}, // repetition, in Python
 		{text: "name - 1", err: "invalid operation"},
