@@ -21,19 +21,45 @@ func (c *compilation) check(f *syntax.File, fn *fnNode) {
 		}
 		return true
 	})
-	if c.src.Kind == expr.KindExpression || len(fn.params) == 0 {
-		return
-	}
-	id, ok := fn.params[0].(*syntax.Ident)
-	if !ok {
+	roots := c.structRoots(fn)
+	if len(roots) == 0 {
 		return
 	}
 	fn.walk(func(n syntax.Node) bool {
 		if d, ok := n.(*syntax.DotExpr); ok {
-			return !c.checkRowAttr(d, id.Name)
+			return !c.checkAttrs(d, roots)
 		}
 		return true
 	})
+}
+
+// structRoot is a parameter whose attributes are a schema's fields: a callable's row, or a
+// struct field an expression reads.
+type structRoot struct {
+	fields []schemas.Field
+	where  string // "the row", or the field's name
+	prefix string // what names a nested struct: "", or the field's name and a dot
+}
+
+// structRoots maps the bindings of fn's struct parameters (resolved by Starlark, so that a
+// comprehension variable of the same name is not one) to their fields.
+func (c *compilation) structRoots(fn *fnNode) map[any]structRoot {
+	roots := map[any]structRoot{}
+	for i, p := range fn.params {
+		id, ok := p.(*syntax.Ident)
+		if !ok || id.Binding == nil {
+			continue
+		}
+		switch {
+		case c.src.Kind != expr.KindExpression && i == 0:
+			roots[id.Binding] = structRoot{fields: c.in.Fields, where: "the row"}
+		case c.src.Kind == expr.KindExpression:
+			if f, ok := c.in.Field(id.Name); ok && f.Type.Kind == schemas.Struct {
+				roots[id.Binding] = structRoot{fields: f.Type.Fields, where: fmt.Sprintf("%q", id.Name), prefix: id.Name + "."}
+			}
+		}
+	}
+	return roots
 }
 
 // walk visits the function's body or result.
@@ -46,10 +72,10 @@ func (fn *fnNode) walk(visit func(syntax.Node) bool) {
 	}
 }
 
-// checkRowAttr checks row.a.b against the input schema: the chain of attributes read from
-// the row parameter. It reports whether the chain starts at a name: the caller then skips
-// the inner DotExprs of the chain.
-func (c *compilation) checkRowAttr(d *syntax.DotExpr, rowName string) bool {
+// checkAttrs checks row.a.b against the input schema: the chain of attributes read from a
+// struct root. It reports whether the chain starts at a name: the caller then skips the
+// inner DotExprs of the chain.
+func (c *compilation) checkAttrs(d *syntax.DotExpr, roots map[any]structRoot) bool {
 	var path []*syntax.Ident
 	var x syntax.Expr = d
 	for {
@@ -64,10 +90,11 @@ func (c *compilation) checkRowAttr(d *syntax.DotExpr, rowName string) bool {
 	if !ok {
 		return false
 	}
-	if id.Name != rowName {
+	root, ok := roots[id.Binding]
+	if !ok || id.Binding == nil {
 		return true
 	}
-	fields := c.in.Fields
+	fields := root.fields
 	for i, name := range path {
 		if strings.HasPrefix(name.Name, "_") {
 			return true // Row's own methods, such as _asdict
@@ -75,9 +102,9 @@ func (c *compilation) checkRowAttr(d *syntax.DotExpr, rowName string) bool {
 		f, ok := findField(fields, name.Name)
 		if !ok {
 			names := fieldNames(fields)
-			where := "the row"
+			where := root.where
 			if i > 0 {
-				where = fmt.Sprintf("%q", joinPath(path[:i]))
+				where = fmt.Sprintf("%q", root.prefix+joinPath(path[:i]))
 			}
 			c.errorPos(name.NamePos, fmt.Sprintf("AttributeError: %s has no field %q%s", where, name.Name, diag.DidYouMean(name.Name, names)), fieldsHint(names))
 			return true

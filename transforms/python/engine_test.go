@@ -96,6 +96,8 @@ func TestErrors(t *testing.T) {
 		{expr.KindCallable, "import pandas\ndef f(row):\n  return 1", `p.yaml:3:14: ModuleNotFoundError: no module named "pandas"`},
 		{expr.KindCallable, "def f(row):\n  return row.score +", `p.yaml:4:`},
 		{expr.KindCallable, "lambda a, b: a", `takes 2`},
+		{expr.KindExpression, `loc.cty.upper() if True else [loc.x for loc in tags]`, `p.yaml:3:11: AttributeError: "loc" has no field "cty" (did you mean "city"?)`},
+		{expr.KindCallable, `lambda row: row.loc.zpi`, `p.yaml:3:27: AttributeError: "loc" has no field "zpi" (did you mean "zip"?)`},
 		{expr.KindExpression, `scroe if True else 1`, `NameError: name "scroe" is not defined (did you mean "score"?)`},
 		{expr.KindCallable, "import re\ndef f(row):\n  return re.match(r\"(?=x)\", row.user)", `p.yaml:5:19: the pattern "(?=x)" uses lookahead`},
 	})
