@@ -97,6 +97,9 @@ func (c *compilation) compile() *program {
 		return nil
 	}
 	p.fn = callable
+	if c.src.Kind != expr.KindExpression {
+		p.shape = rowShape(c.in) // before lanes share the program
+	}
 	p.typ, p.nullable = c.infer(f, fn)
 	if c.opts.Truth {
 		p.truth, p.typ, p.nullable = true, schemas.Type{Kind: schemas.Bool}, false

@@ -36,9 +36,6 @@ func (p *program) Type() schemas.Type { return p.typ }
 func (p *program) Nullable() bool     { return p.nullable }
 
 func (p *program) NewRunner() expr.Runner {
-	if p.shape == nil && p.kind != expr.KindExpression {
-		p.shape = rowShape(p.c.in)
-	}
 	thread := &starlark.Thread{Name: "row", Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(os.Stderr, msg) }}
 	n := len(p.params)
 	if p.kind != expr.KindExpression {
