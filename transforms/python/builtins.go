@@ -42,6 +42,9 @@ var builtins = starlark.StringDict{
 	"filter":     starlark.NewBuiltin("filter", filterFn),
 	"pow":        starlark.NewBuiltin("pow", pow),
 	"divmod":     starlark.NewBuiltin("divmod", divmod),
+	"_py_format": starlark.NewBuiltin("format", pyFormat),
+	"str":        starlark.NewBuiltin("str", pyStr),
+	"repr":       starlark.NewBuiltin("repr", pyReprBuiltin),
 }
 
 // predeclared returns the names the code sees besides Starlark's universe: the builtins

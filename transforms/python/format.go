@@ -27,6 +27,75 @@ func format(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []s
 	return starlark.String(s), nil
 }
 
+// pyFormat is str.format with Python's format specs: _py_format(template, *args, **kwargs),
+// fields {} {0} {name} with !r / !s and :spec.
+func pyFormat(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	if len(args) == 0 {
+		return nil, fmt.Errorf("TypeError: format: missing the template")
+	}
+	tmpl, ok := args[0].(starlark.String)
+	if !ok {
+		return nil, fmt.Errorf("TypeError: format: the template is a %s, not a string", args[0].Type())
+	}
+	args = args[1:]
+	named := make(map[string]starlark.Value, len(kw))
+	for _, kv := range kw {
+		named[string(kv[0].(starlark.String))] = kv[1]
+	}
+	var out strings.Builder
+	t := string(tmpl)
+	auto := 0
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case (c == '{' || c == '}') && i+1 < len(t) && t[i+1] == c:
+			out.WriteByte(c)
+			i++
+		case c == '}':
+			return nil, fmt.Errorf("ValueError: Single '}' encountered in format string")
+		case c == '{':
+			end := strings.IndexByte(t[i:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("ValueError: Single '{' encountered in format string")
+			}
+			field := t[i+1 : i+end]
+			i += end
+			name, spec, _ := strings.Cut(field, ":")
+			name, conv, _ := strings.Cut(name, "!")
+			var v starlark.Value
+			switch n, err := strconv.Atoi(name); {
+			case name == "":
+				if auto >= len(args) {
+					return nil, fmt.Errorf("IndexError: Replacement index %d out of range for positional args tuple", auto)
+				}
+				v, auto = args[auto], auto+1
+			case err == nil:
+				if n >= len(args) {
+					return nil, fmt.Errorf("IndexError: Replacement index %d out of range for positional args tuple", n)
+				}
+				v = args[n]
+			default:
+				if v = named[name]; v == nil {
+					return nil, fmt.Errorf("KeyError: %q", name)
+				}
+			}
+			if conv == "r" {
+				v = starlark.String(pyRepr(v))
+			} else if _, isStr := v.(starlark.String); conv == "s" && !isStr {
+				v = starlark.String(pyRepr(v))
+			}
+			s, err := formatSpec(v, spec)
+			if err != nil {
+				return nil, err
+			}
+			out.WriteString(s)
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return starlark.String(out.String()), nil
+}
+
 var specRE = regexp.MustCompile(`^(?:(.)?([<>^=]))?([+\- ])?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$`)
 
 func formatSpec(v starlark.Value, spec string) (string, error) {
@@ -51,7 +120,7 @@ func formatSpec(v starlark.Value, spec string) (string, error) {
 		if s, ok := v.(starlark.String); ok {
 			body = string(s)
 		} else {
-			body = v.String()
+			body = pyRepr(v)
 		}
 		if prec != "" {
 			n, _ := strconv.Atoi(prec)
@@ -317,4 +386,94 @@ func jsonString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// pyRepr is Python's repr: strings in single quotes (double when they hold a single quote
+// and no double one), containers with their elements' reprs.
+func pyRepr(v starlark.Value) string {
+	var b strings.Builder
+	writeRepr(&b, v)
+	return b.String()
+}
+
+func writeRepr(b *strings.Builder, v starlark.Value) {
+	switch x := v.(type) {
+	case starlark.String:
+		s := string(x)
+		q := byte('\'')
+		if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+			q = '"'
+		}
+		b.WriteByte(q)
+		for _, r := range s {
+			switch {
+			case r == rune(q) || r == '\\':
+				b.WriteByte('\\')
+				b.WriteRune(r)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r == '\t':
+				b.WriteString(`\t`)
+			case r == '\r':
+				b.WriteString(`\r`)
+			case r < 0x20 || r == 0x7f:
+				fmt.Fprintf(b, `\x%02x`, r)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte(q)
+	case *starlark.List:
+		writeElems(b, "[", "]", x.Len(), x.Index)
+	case starlark.Tuple:
+		end := ")"
+		if x.Len() == 1 {
+			end = ",)"
+		}
+		writeElems(b, "(", end, x.Len(), x.Index)
+	case *starlark.Dict:
+		b.WriteByte('{')
+		for i, kv := range x.Items() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeRepr(b, kv[0])
+			b.WriteString(": ")
+			writeRepr(b, kv[1])
+		}
+		b.WriteByte('}')
+	default:
+		b.WriteString(v.String())
+	}
+}
+
+func writeElems(b *strings.Builder, open, close string, n int, at func(int) starlark.Value) {
+	b.WriteString(open)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		writeRepr(b, at(i))
+	}
+	b.WriteString(close)
+}
+
+// pyStr is Python's str: a string itself, anything else its repr.
+func pyStr(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value = starlark.String("")
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kw, 0, &v); err != nil {
+		return nil, err
+	}
+	if s, ok := v.(starlark.String); ok {
+		return s, nil
+	}
+	return starlark.String(pyRepr(v)), nil
+}
+
+func pyReprBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var v starlark.Value
+	if err := starlark.UnpackPositionalArgs(b.Name(), args, kw, 1, &v); err != nil {
+		return nil, err
+	}
+	return starlark.String(pyRepr(v)), nil
 }

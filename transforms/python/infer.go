@@ -353,7 +353,7 @@ func (tp *typer) binary(op syntax.Token, a, b ty) ty {
 
 // callTypes are the results of the builtins and methods whose type is fixed.
 var callTypes = map[string]ty{
-	"str": tStr, "repr": tStr, "format": tStr, "chr": tStr, "hex": tStr,
+	"str": tStr, "repr": tStr, "format": tStr, "_py_format": tStr, "chr": tStr, "hex": tStr,
 	"int": tInt, "len": tInt, "ord": tInt, "hash": tInt,
 	"float": tFloat,
 	"bool":  tBool, "isinstance": tBool, "any": tBool, "all": tBool, "hasattr": tBool,
@@ -438,7 +438,7 @@ func (tp *typer) call(x *syntax.CallExpr) ty {
 // isBuiltinName tells the builtin functions of callTypes from its methods.
 func isBuiltinName(name string) bool {
 	switch name {
-	case "str", "repr", "format", "chr", "hex", "int", "len", "ord", "hash", "float", "bool",
+	case "str", "repr", "format", "_py_format", "chr", "hex", "int", "len", "ord", "hash", "float", "bool",
 		"isinstance", "any", "all", "hasattr":
 		return true
 	}

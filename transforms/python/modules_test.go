@@ -26,6 +26,9 @@ func TestModules(t *testing.T) {
 		{"lambda row: [isinstance(row.score, int), isinstance(row.user, (int, str)), sum([0.5, 1])]", []any{true, true, 1.5}},
 		{"lambda row: list(map(lambda t: t * 2, filter(None, row.tags + [''])))", []any{"aa", "bb"}},
 		{"lambda row: row._asdict()['team']", "red"},
+		{`lambda row: "{:.2f}|{!r}|{0:>3}|{n:03d}|{{}}".format(row.score, row.user, n=7)`, `12.00|'alice'| 12|007|{}`},
+		{`lambda row: [str(row.tags), repr("it's"), f"{row.tags!r}{None}{1.5}", str(None)]`, []any{"['a', 'b']", `"it's"`, "['a', 'b']None1.5", "None"}},
+		{`lambda row: '{} {}'.format(*[1, 2]) + "x".format() + '%s' % "{}".format(row.team)`, "1 2xred"},
 	})
 }
 
@@ -47,7 +50,6 @@ func TestRuntimePositions(t *testing.T) {
 		{expr.KindCallable, "import re\ndef f(row):\n  return re.match(row.user + '(?=x)', 'a')", "p.yaml:5:18: re.error: the pattern"},
 		{expr.KindCallable, "lambda row: row.tags[5]", "p.yaml:3:27: IndexError"},
 		{expr.KindCallable, "lambda row: fail('bad row ' + row.user)", "p.yaml:3:23: Exception: bad row alice"},
-		{expr.KindCallable, "lambda row: '{:.2f}'.format(row.score)", "p.yaml:3:"},
 		{expr.KindCallable, "lambda row: [c for c in row.user]", "TypeError: string value is not iterable (in sluice's Python strings are not iterable: write s.elems())"},
 		{expr.KindCallable, "lambda row: row.score < None", "TypeError: int < NoneType not implemented"},
 		{expr.KindCallable, "lambda row: row.score ** 2", "SyntaxError: the ** operator is not supported"},

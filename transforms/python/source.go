@@ -142,12 +142,12 @@ func (w *rewriter) scan() {
 			}
 			word := string(src[i:j])
 			if q, ok := stringStart(src, i, j); ok {
-				i = w.stringLiteral(i, q, strings.ContainsAny(word, "fF"))
+				i, depth = w.literalAt(i, q, strings.ContainsAny(word, "fF"), depth)
 				continue
 			}
 			i = w.word(word, i, j, atLineStart)
 		case r == '"' || r == '\'':
-			i = w.stringLiteral(i, i, false)
+			i, depth = w.literalAt(i, i, false, depth)
 		default:
 			i++
 		}
@@ -362,6 +362,52 @@ func stringStart(src []rune, i, j int) (q int, ok bool) {
 	return j, true
 }
 
+// formatCall is the method call sluice runs with Python's format specs ("{:.2f}".format(x)
+// reads _py_format("{:.2f}", x)); Starlark's str.format has no specs.
+const formatCall = ".format("
+
+// literalAt rewrites the literal at start (quote at q) and, when a .format( call follows a
+// plain literal, the call into _py_format; it returns where scanning goes on and the
+// bracket depth after (the call's parenthesis is then open).
+func (w *rewriter) literalAt(start, q int, fstring bool, depth int) (int, int) {
+	if !fstring {
+		if end := w.skipLiteral(start, q); hasAt(w.src, end, formatCall) {
+			w.replace(start, start, "_py_format(")
+			w.stringLiteral(start, q, false)
+			w.replace(end, end+len(formatCall), ", ")
+			return end + len(formatCall), depth + 1
+		}
+	}
+	return w.stringLiteral(start, q, fstring), depth
+}
+
+// skipLiteral returns the offset after the literal whose quote is at q.
+func (w *rewriter) skipLiteral(start, q int) int {
+	if q+2 < len(w.src) && w.src[q+1] == w.src[q] && w.src[q+2] == w.src[q] {
+		quote := string(w.src[q : q+3])
+		for i := q + 3; i < len(w.src); i++ {
+			if w.src[i] == '\\' {
+				i++
+			} else if hasAt(w.src, i, quote) {
+				return i + 3
+			}
+		}
+		return len(w.src)
+	}
+	if strings.ContainsAny(string(w.src[start:q]), "rR") {
+		for i := q + 1; i < len(w.src); i++ {
+			if w.src[i] == w.src[q] {
+				return i + 1
+			}
+			if w.src[i] == '\\' {
+				i++
+			}
+		}
+		return len(w.src)
+	}
+	return w.skipString(q)
+}
+
 // stringLiteral skips the literal whose prefix starts at start and quote at q, rewriting it
 // when it is an f-string; it returns the offset after the literal.
 func (w *rewriter) stringLiteral(start, q int, fstring bool) int {
@@ -410,12 +456,13 @@ func hasAt(src []rune, i int, s string) bool {
 	return i+len(s) <= len(src) && string(src[i:i+len(s)]) == s
 }
 
-// fstring rewrites f"a{x!r}b{y:.2f}" as "a{!r}b{}".format(x, format(y, ".2f")).
+// fstring rewrites f"a{x!r}b{y:.2f}" as _py_format("a{!r}b{:.2f}", x, y): str.format with
+// Python's conversions and format specs.
 func (w *rewriter) fstring(start, q, body, end, after int, quote string, raw bool) {
 	src := w.src
 	prefix := strings.NewReplacer("f", "", "F", "").Replace(string(src[start:q]))
-	w.replace(start, body, prefix+quote)
-	type arg struct{ from, to, specFrom, specTo int }
+	w.replace(start, body, "_py_format("+prefix+quote)
+	type arg struct{ from, to int }
 	var args []arg
 	for i := body; i < end; i++ {
 		switch {
@@ -429,29 +476,17 @@ func (w *rewriter) fstring(start, q, body, end, after int, quote string, raw boo
 				w.errorf(i, "f-string: expecting '}'")
 				return
 			}
-			conv := ""
-			if a.convFrom >= 0 {
-				conv = string(src[a.convFrom:a.convTo])
-			}
 			w.flush(i + 1)
-			w.replace(i+1, close, conv)
-			args = append(args, arg{a.from, a.to, a.specFrom, a.specTo})
+			w.replace(i+1, a.to, "") // the expression becomes an argument; !conv and :spec stay
+			args = append(args, arg{a.from, a.to})
 			i = close
 		}
 	}
 	w.flush(end)
-	w.replace(end, after, quote+".format(")
-	for k, a := range args {
-		if k > 0 {
-			w.emit(", ", a.from)
-		}
-		if a.specFrom >= 0 {
-			w.emit("format(", a.from)
-		}
+	w.replace(end, after, quote)
+	for _, a := range args {
+		w.emit(", ", a.from)
 		w.copySpan(a.from, a.to)
-		if a.specFrom >= 0 {
-			w.emit(fmt.Sprintf(", %q)", string(src[a.specFrom:a.specTo])), a.specFrom)
-		}
 	}
 	w.emit(")", after-1)
 }
