@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/sluicehq/sluice/connectors/all"
 	"github.com/sluicehq/sluice/conformance"
+	_ "github.com/sluicehq/sluice/connectors/all"
 	_ "github.com/sluicehq/sluice/transforms/all"
 )
 
