@@ -85,6 +85,9 @@ func (c *compilation) compile() *program {
 		return nil
 	}
 	thread := &starlark.Thread{Name: "init", Print: func(*starlark.Thread, string) {}}
+	// Top-level code runs when the pipeline is validated: a loop that does not end must not
+	// hang sluice validate.
+	thread.SetMaxExecutionSteps(initSteps)
 	globals, err := prog.Init(thread, predeclared)
 	if err != nil {
 		c.runError(err)
@@ -106,6 +109,10 @@ func (c *compilation) compile() *program {
 	}
 	return p
 }
+
+// initSteps bounds the Starlark steps a module's top-level code may take (a variable for
+// the test of the bound).
+var initSteps uint64 = 100_000_000
 
 // filename names the generated module in Starlark's positions; they are mapped back to the
 // user's text before anyone sees them.

@@ -43,6 +43,13 @@ func TestRewrittenPositions(t *testing.T) {
 	})
 }
 
+// Top-level code that does not end is stopped when the pipeline is validated.
+func TestInitSteps(t *testing.T) {
+	defer func(n uint64) { initSteps = n }(initSteps)
+	initSteps = 10_000
+	checkErrors(t, []errorCase{{expr.KindCallable, "n = 0\nwhile True:\n  n += 1\ndef f(row):\n  return n", "TimeoutError: the top-level code did not end"}})
+}
+
 // A runtime error inside an f-string and inside a builtin is placed at the user's code.
 func TestRuntimePositions(t *testing.T) {
 	checkErrors(t, []errorCase{

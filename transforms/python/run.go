@@ -110,6 +110,9 @@ func (c *compilation) rowError(err error) error {
 // runError reports an error of the module's top level at build time.
 func (c *compilation) runError(err error) {
 	e := c.rowError(err).(*expr.Error)
+	if strings.Contains(e.Msg, "too many steps") {
+		e.Msg = fmt.Sprintf("TimeoutError: the top-level code did not end within %d Starlark steps", initSteps)
+	}
 	c.diags = append(c.diags, diag.Diagnostic{Pos: e.Pos, Summary: e.Msg})
 }
 
