@@ -129,7 +129,7 @@ var badWant = map[string][]string{
 		"1:1: the file has no pipeline: key",
 	},
 	"python_unknown_module.yaml": {
-		"13:22: ModuleNotFoundError: no module named \"numpy\": sluice's Python provides datetime, json, math, re, time",
+		"13:22: ModuleNotFoundError: no module named \"numpy\": sluice's Python provides apache_beam, datetime, json, math, re, time, typing",
 	},
 	"self_input.yaml": {
 		"8:14: Filter 'loop' cannot consume its own output",

@@ -21,6 +21,9 @@ var modules = map[string]func() starlark.Value{
 	"math":     mathModule,
 	"datetime": datetimeModule,
 	"time":     timeModule,
+	// Beam's Row, for callables that build rows; typing, for the imports of annotations.
+	"apache_beam": beamModule,
+	"typing":      func() starlark.Value { return anyAttrs{"typing"} },
 }
 
 func moduleNames() []string {
@@ -88,6 +91,35 @@ func member(v starlark.Value, name string) starlark.Value {
 	m, _ := a.Attr(name)
 	return m
 }
+
+// beamModule is the part of apache_beam a callable can use: Row(name=value, ...), a dict
+// that becomes a struct (give output_type) or a map.
+func beamModule() starlark.Value {
+	return &starlarkstruct.Module{Name: "apache_beam", Members: starlark.StringDict{
+		"Row": starlark.NewBuiltin("Row", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+			if len(args) > 0 {
+				return nil, fmt.Errorf("TypeError: Row takes keyword arguments only")
+			}
+			d := starlark.NewDict(len(kw))
+			for _, kv := range kw {
+				_ = d.SetKey(kv[0], kv[1])
+			}
+			return d, nil
+		}),
+	}}
+}
+
+// anyAttrs is a module every name of which exists (as None): typing, whose names only
+// annotations use, and sluice blanks annotations out.
+type anyAttrs struct{ name string }
+
+func (m anyAttrs) String() string                      { return "<module " + m.name + ">" }
+func (m anyAttrs) Type() string                        { return "module" }
+func (m anyAttrs) Freeze()                             {}
+func (m anyAttrs) Truth() starlark.Bool                { return true }
+func (m anyAttrs) Hash() (uint32, error)               { return starlark.String(m.name).Hash() }
+func (m anyAttrs) Attr(string) (starlark.Value, error) { return starlark.None, nil }
+func (m anyAttrs) AttrNames() []string                 { return nil }
 
 func mathModule() starlark.Value {
 	m := make(starlark.StringDict, len(starmath.Module.Members)+8)

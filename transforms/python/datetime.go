@@ -155,6 +155,8 @@ func strptime(s, format string) (time.Time, error) {
 func datetimeModule() starlark.Value {
 	dt := &starlarkstruct.Module{Name: "datetime", Members: starlark.StringDict{
 		"fromtimestamp":    starlark.NewBuiltin("fromtimestamp", fromTimestamp),
+		"now":              starlark.NewBuiltin("now", now),
+		"utcnow":           starlark.NewBuiltin("utcnow", now),
 		"utcfromtimestamp": starlark.NewBuiltin("utcfromtimestamp", fromTimestamp),
 		"strptime": starlark.NewBuiltin("strptime", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 			var s, format string
@@ -192,6 +194,14 @@ type callableModule struct {
 func (c *callableModule) Name() string { return c.Module.Name }
 func (c *callableModule) CallInternal(th *starlark.Thread, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 	return c.call(th, starlark.NewBuiltin(c.Module.Name, c.call), args, kw)
+}
+
+func now(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	var tz starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kw, "tz?", &tz); err != nil {
+		return nil, err
+	}
+	return timestamp{time.Now().UTC()}, nil
 }
 
 func newDatetime(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {

@@ -26,6 +26,8 @@ func TestModules(t *testing.T) {
 		{"lambda row: [isinstance(row.score, int), isinstance(row.user, (int, str)), sum([0.5, 1])]", []any{true, true, 1.5}},
 		{"lambda row: list(map(lambda t: t * 2, filter(None, row.tags + [''])))", []any{"aa", "bb"}},
 		{"lambda row: row._asdict()['team']", "red"},
+		{"import apache_beam as beam\nfrom typing import Optional\ndef f(row) -> Optional[str]:\n  return beam.Row(u=row.user, n=1)", map[string]any{"u": "alice", "n": int64(1)}},
+		{"from datetime import datetime\ndef f(row):\n  return datetime.now().year > 2000", true},
 		{`lambda row: "{:.2f}|{!r}|{0:>3}|{n:03d}|{{}}".format(row.score, row.user, n=7)`, `12.00|'alice'| 12|007|{}`},
 		{`lambda row: [str(row.tags), repr("it's"), f"{row.tags!r}{None}{1.5}", str(None)]`, []any{"['a', 'b']", `"it's"`, "['a', 'b']None1.5", "None"}},
 		{`lambda row: '{} {}'.format(*[1, 2]) + "x".format() + '%s' % "{}".format(row.team)`, "1 2xred"},
