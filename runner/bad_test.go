@@ -128,8 +128,8 @@ var badWant = map[string][]string{
 	"no_pipeline.yaml": {
 		"1:1: the file has no pipeline: key",
 	},
-	"python_only_construct.yaml": {
-		"11:24: conditional expressions (x if c else y) are not supported in expressions",
+	"python_unknown_module.yaml": {
+		"13:22: ModuleNotFoundError: no module named \"numpy\": sluice's Python provides apache_beam, datetime, json, math, re, time, typing",
 	},
 	"self_input.yaml": {
 		"8:14: Filter 'loop' cannot consume its own output",
@@ -204,7 +204,7 @@ var badWant = map[string][]string{
 		"5:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
 	},
 	"unsupported_language.yaml": {
-		"9:19: language \"javascript\" is not supported: sluice evaluates expr-lang expressions (language generic or expr) and Python expressions that are also valid expr (language python)",
+		"9:19: language \"javascript\" is not supported: sluice evaluates expr-lang expressions (language generic or expr) and Python (language python)",
 	},
 	"write_text_two_fields.yaml": {
 		"8:5: WriteToText writes one string per line, but its input \"Create\" has rows {a string, b string}",

@@ -4,4 +4,5 @@ package all
 import (
 	_ "github.com/sluicehq/sluice/transforms/combine" // Combine, GroupByKey
 	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting, AssignTimestamps
+	_ "github.com/sluicehq/sluice/transforms/python"  // language: python beyond expr-lang (Starlark)
 )

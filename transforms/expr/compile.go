@@ -27,6 +27,9 @@ type Options struct {
 	Lines []string
 	// OutputType, when set, is the type of the result: it is converted at run time.
 	OutputType *schemas.Type
+	// Truth asks for a boolean by Python's truthiness (Filter's keep with language python:
+	// a non-empty string, a match object, a non-zero number keep the row).
+	Truth bool
 }
 
 // Program is a compiled, type-checked expression. It is immutable and safe for concurrent
@@ -34,8 +37,9 @@ type Options struct {
 type Program struct {
 	src   component.Expr
 	lines []string
-	prog  *vm.Program // nil when the expression only reads a field
-	field int         // the field read when prog is nil
+	prog  *vm.Program // nil when the expression only reads a field or dyn runs it
+	field int         // the field read when prog and dyn are nil
+	dyn   Dynamic     // the program of an Engine (Starlark for python), or nil
 
 	typ      schemas.Type
 	nullable bool
@@ -51,7 +55,7 @@ func (p *Program) Nullable() bool { return p.nullable }
 
 // Field returns the index of the input field the expression reads unchanged, when it is
 // just a field name (a rename keeps the field's type and nullability).
-func (p *Program) Field() (int, bool) { return p.field, p.prog == nil }
+func (p *Program) Field() (int, bool) { return p.field, p.prog == nil && p.dyn == nil }
 
 // Text returns the expression's text.
 func (p *Program) Text() string { return p.src.Text }
@@ -63,19 +67,26 @@ func CheckLanguage(lang string) error {
 		return nil
 	}
 	return fmt.Errorf("language %q is not supported: sluice evaluates expr-lang expressions "+
-		"(language generic or expr) and Python expressions that are also valid expr (language python)", lang)
+		"(language generic or expr) and Python (language python)", lang)
 }
 
 // Compile type-checks e against the fields of in. Its errors are diag.Diagnostic values
 // placed inside the expression's YAML text.
 func Compile(e component.Expr, in *schemas.Schema, o Options) (p *Program, err error) {
 	c := &compiler{src: e, schema: in, opts: o, shadowed: map[string]bool{}}
+	if strings.EqualFold(o.Language, "python") {
+		c.engine = engineFor("python")
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			p, err = nil, c.diagnostic(0, fmt.Sprintf("internal error compiling the expression: %v", r), "")
 		}
 	}()
-	return c.compile()
+	p, err = c.compile()
+	if err == nil && o.Truth && c.engine != nil && p.dyn == nil && p.typ.Kind != schemas.Bool {
+		return c.dynamic() // the engine applies Python's truthiness
+	}
+	return p, err
 }
 
 type compiler struct {
@@ -84,6 +95,7 @@ type compiler struct {
 	opts     Options
 	text     string
 	shadowed map[string]bool
+	engine   Engine // compiles the Python expr-lang refuses; nil when none is registered
 }
 
 func (c *compiler) compile() (*Program, error) {
@@ -97,9 +109,12 @@ func (c *compiler) compile() (*Program, error) {
 	c.text = c.src.Text
 	python := strings.EqualFold(c.opts.Language, "python")
 	if python {
+		if c.engine != nil && containsAny(c.text, pythonOnlyCalls) {
+			return c.dynamic()
+		}
 		text, err := pythonText(c.text)
 		if err != nil {
-			return nil, c.toDiagnostic(err)
+			return c.refused(err)
 		}
 		c.text = text
 	}
@@ -108,11 +123,11 @@ func (c *compiler) compile() (*Program, error) {
 	}
 	tree, err := parser.Parse(c.text)
 	if err != nil {
-		return nil, c.toDiagnostic(err)
+		return c.refused(err)
 	}
 	if python {
 		if err := pythonTree(tree.Node); err != nil {
-			return nil, c.toDiagnostic(err)
+			return c.refused(err)
 		}
 	}
 	if err := zeroLiteralDivisor(tree.Node); err != nil {
@@ -121,9 +136,12 @@ func (c *compiler) compile() (*Program, error) {
 	prog, err := expr.Compile(c.text, expr.Env(envTypes(c.schema)), withFunctions,
 		expr.Patch(divisionPatch{python: python}), expr.Patch(nullEqualityPatch{schema: c.schema}))
 	if err != nil {
-		return nil, c.toDiagnostic(err)
+		return c.refused(err)
 	}
 	root := prog.Node()
+	if python && c.engine != nil && root.Type() == durationType {
+		return c.dynamic() // Beam's durations are seconds, expr-lang's milliseconds
+	}
 	c.collectShadowed(root)
 	if id, ok := root.(*ast.IdentifierNode); ok && !c.shadowed[id.Value] {
 		if i, ok := c.schema.Index(id.Value); ok {
@@ -138,6 +156,38 @@ func (c *compiler) compile() (*Program, error) {
 		p.typ = *p.convert
 	}
 	return p, nil
+}
+
+// refused reports err, expr-lang's refusal of the text, unless the text is Python an engine
+// runs with its meaning: then the engine compiles it.
+func (c *compiler) refused(err error) (*Program, error) {
+	if c.engine == nil || !c.fallsBack(err) {
+		return nil, c.toDiagnostic(err)
+	}
+	return c.dynamic()
+}
+
+func (c *compiler) dynamic() (*Program, error) {
+	return compileDynamic(c.engine, Source{Kind: KindExpression, Expr: c.src}, c.schema, c.opts)
+}
+
+// fallsBack refines the package's fallsBack: an unknown name falls back only when it is
+// called (a Python builtin such as str), not when it is a misspelt field.
+func (c *compiler) fallsBack(err error) bool {
+	var fe *file.Error
+	if errors.As(err, &fe) && strings.HasPrefix(fe.Message, "unknown name ") {
+		return c.calledAt(fe.From + len([]rune(strings.TrimPrefix(fe.Message, "unknown name "))))
+	}
+	return fallsBack(err)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // finish makes p a program that reads field i.

@@ -69,6 +69,8 @@ type Scope struct {
 	env map[string]any
 	vm  vm.VM
 	row schemas.Row
+	// runners run the engine programs, by program index; made on first use.
+	runners []Runner
 }
 
 // Scope returns a scope to evaluate rows with; Release it when done.
@@ -93,12 +95,12 @@ func (s *Scope) Bind(row schemas.Row) {
 func (s *Scope) Eval(i int) (any, error) {
 	p := s.ev.progs[i]
 	var out any
-	if p.prog == nil {
+	if p.prog == nil && p.dyn == nil {
 		out = s.row[p.field]
 	} else {
-		v, err := s.vm.Run(p.prog, s.env)
+		v, err := s.run(i, p)
 		if err != nil {
-			return nil, p.runtimeError(err)
+			return nil, err
 		}
 		if p.convert == nil {
 			if out, err = normalize(v, p.typ.Kind); err != nil {
@@ -119,6 +121,29 @@ func (s *Scope) Eval(i int) (any, error) {
 		return nil, p.errorAt(0, "the expression returned null", nil)
 	}
 	return out, nil
+}
+
+// run runs program i, which computes its value, on the bound row.
+func (s *Scope) run(i int, p *Program) (any, error) {
+	if p.dyn != nil {
+		return s.runner(i, p).Run(s.row)
+	}
+	v, err := s.vm.Run(p.prog, s.env)
+	if err != nil {
+		return nil, p.runtimeError(err)
+	}
+	return v, nil
+}
+
+// runner returns the scope's runner of program i, an engine's.
+func (s *Scope) runner(i int, p *Program) Runner {
+	if s.runners == nil {
+		s.runners = make([]Runner, len(s.ev.progs))
+	}
+	if s.runners[i] == nil {
+		s.runners[i] = p.dyn.NewRunner()
+	}
+	return s.runners[i]
 }
 
 func (p *Program) runtimeError(err error) error {

@@ -13,6 +13,9 @@ type sourceError struct {
 	offset int
 	msg    string
 	hint   string
+	// python is set when the text is valid Python that expr-lang cannot run with the same
+	// meaning, so that a registered Engine may compile it instead.
+	python bool
 }
 
 func (e *sourceError) Error() string { return e.msg }
@@ -93,7 +96,7 @@ func pythonText(text string) (string, error) {
 			if t.Value == "if" || t.Value == "else" {
 				hint = "write c ? x : y, or use language: generic"
 			}
-			return "", &sourceError{offset: t.From, msg: what + " in expressions", hint: hint}
+			return "", &sourceError{offset: t.From, msg: what + " in expressions", hint: hint, python: true}
 		}
 		if what, ok := notPython[t.Value]; ok {
 			return "", &sourceError{offset: t.From, msg: what + " is not Python; use language: generic for expr syntax"}
@@ -119,9 +122,9 @@ func pythonRaw(runes []rune) error {
 			quote = r
 		case r == '/' && i+1 < len(runes) && runes[i+1] == '/':
 			return &sourceError{offset: i, msg: "floor division (//) is not supported in expressions",
-				hint: "write int(a / b) for non-negative numbers"}
+				hint: "write int(a / b) for non-negative numbers", python: true}
 		case r == '#':
-			return &sourceError{offset: i, msg: "comments (#) are not supported in expressions"}
+			return &sourceError{offset: i, msg: "comments (#) are not supported in expressions", python: true}
 		}
 	}
 	return nil
@@ -153,7 +156,7 @@ func pythonTree(tree ast.Node) error {
 		if prop != nil {
 			name = "." + prop.Value + "()"
 		}
-		se := &sourceError{offset: m.Property.Location().From, msg: fmt.Sprintf("method calls such as %s are not supported in expressions", name)}
+		se := &sourceError{offset: m.Property.Location().From, msg: fmt.Sprintf("method calls such as %s are not supported in expressions", name), python: true}
 		if prop != nil {
 			if f, ok := pythonMethods[prop.Value]; ok {
 				se.hint = "write " + f

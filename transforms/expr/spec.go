@@ -2,6 +2,9 @@ package expr
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/sluicehq/sluice/component"
@@ -16,11 +19,18 @@ type Spec struct {
 	Expr component.Expr
 	// OutputType is the declared type of the result, nil when not given.
 	OutputType *schemas.Type
+	// Kind says whether Expr is an expression, a callable or a file's text (Beam's path).
+	Kind SourceKind
+	// Name is the function to call in a file (Beam's name).
+	Name string
 }
 
 // mappingForm is Beam's mapping form of an expression.
 type mappingForm struct {
-	Expression component.Expr `yaml:"expression" required:"true" doc:"The expression."`
+	Expression component.Expr `yaml:"expression" doc:"The expression."`
+	Callable   component.Expr `yaml:"callable" doc:"A Python function taking the row (a def or a lambda); language python."`
+	Path       string         `yaml:"path" doc:"A Python file defining the function called name (language python); relative to the pipeline file."`
+	Name       string         `yaml:"name" doc:"The function of path to call."`
 	OutputType yaml.Node      `yaml:"output_type" doc:"The type of the result (integer, number, string, boolean, or a JSON Schema); the result is converted to it."`
 }
 
@@ -38,7 +48,9 @@ func DecodeSpec(d *component.Decoder, n *yaml.Node, owner string) (s Spec, ok bo
 	if !d.Decode(n, &m, owner) {
 		return Spec{}, false
 	}
-	s.Expr = m.Expression
+	if s, ok = m.source(d, n, owner); !ok {
+		return Spec{}, false
+	}
 	if m.OutputType.Kind != 0 {
 		t, err := ParseOutputType(&m.OutputType)
 		if err != nil {
@@ -55,6 +67,51 @@ func DecodeSpec(d *component.Decoder, n *yaml.Node, owner string) (s Spec, ok bo
 	return s, true
 }
 
+// source checks that m gives exactly one of expression, callable and path (with name), and
+// reads the file of path.
+func (m *mappingForm) source(d *component.Decoder, n *yaml.Node, owner string) (Spec, bool) {
+	var given []string
+	for key, set := range map[string]bool{"expression": m.Expression.Node != nil, "callable": m.Callable.Node != nil, "path": m.Path != ""} {
+		if set {
+			given = append(given, key)
+		}
+	}
+	switch {
+	case len(given) == 0:
+		d.Errorf(d.At(n), "%s needs one of expression, callable or path (with name)", owner)
+		return Spec{}, false
+	case len(given) > 1:
+		sort.Strings(given)
+		d.Errorf(d.At(n), "%s takes one of expression, callable and path, not %s", owner, strings.Join(given, " and "))
+		return Spec{}, false
+	case m.Callable.Node != nil:
+		return Spec{Expr: m.Callable, Kind: KindCallable}, true
+	case m.Path != "":
+		return m.file(d, n)
+	}
+	return Spec{Expr: m.Expression}, true
+}
+
+// file reads the Python file of path, relative to the pipeline file's directory.
+func (m *mappingForm) file(d *component.Decoder, n *yaml.Node) (Spec, bool) {
+	at := d.At(component.MappingValue(n, "path"))
+	if m.Name == "" {
+		d.Errorf(d.At(n), "path needs name: the function of %s to call", m.Path)
+		return Spec{}, false
+	}
+	path := m.Path
+	if !filepath.IsAbs(path) && d.File != "" {
+		path = filepath.Join(filepath.Dir(d.File), path)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		d.Errorf(at, "cannot read the Python file: %v", err)
+		return Spec{}, false
+	}
+	e := component.Expr{Text: string(text), Pos: diag.Pos{File: path, Line: 1, Col: 1}, Block: true}
+	return Spec{Expr: e, Kind: KindFile, Name: m.Name}, true
+}
+
 func (s Spec) withExpr(d *component.Decoder, n *yaml.Node, owner string) (Spec, bool) {
 	if !d.Decode(n, &s.Expr, owner) {
 		return Spec{}, false
@@ -67,7 +124,22 @@ func (s Spec) Compile(in *schemas.Schema, o Options) (*Program, error) {
 	if s.OutputType != nil {
 		o.OutputType = s.OutputType
 	}
-	return Compile(s.Expr, in, o)
+	if s.Kind == KindExpression {
+		return Compile(s.Expr, in, o)
+	}
+	what := "callable"
+	if s.Kind == KindFile {
+		what, o.Lines = "path", nil // positions are the file's own
+	}
+	if l := strings.ToLower(o.Language); l != "" && l != "python" {
+		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs language: python",
+			Detail: "a callable is Python code; set language: python on the transform"}
+	}
+	eng := engineFor("python")
+	if eng == nil {
+		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs the Python engine, which this build lacks (transforms/python)"}
+	}
+	return compileDynamic(eng, Source{Kind: s.Kind, Expr: s.Expr, Name: s.Name}, in, o)
 }
 
 // ParseOutputType reads an output_type: a JSON Schema type name (boolean, integer, number,

@@ -1,0 +1,4 @@
+# A function file with a mistake on its fourth line.
+
+def total(row):
+    return row.price * row.qty +

@@ -1,0 +1,74 @@
+package expr
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// fakeEngine compiles everything to a program returning its text, and counts its calls.
+type fakeEngine struct{ calls *int }
+
+func (e fakeEngine) Compile(src Source, _ *schemas.Schema, _ Options) (Dynamic, error) {
+	*e.calls++
+	return fakeDynamic(src.Expr.Text), nil
+}
+
+type fakeDynamic string
+
+func (d fakeDynamic) Type() schemas.Type { return schemas.Type{Kind: schemas.String} }
+func (d fakeDynamic) Nullable() bool     { return false }
+func (d fakeDynamic) NewRunner() Runner  { return d }
+func (d fakeDynamic) Run(schemas.Row) (any, error) {
+	return string(d), nil
+}
+
+// With an engine registered for python, expr-lang keeps what it runs with Python's meaning
+// and hands the rest over; its own errors stay where Python would fail too.
+func TestEngineFallback(t *testing.T) {
+	calls := 0
+	RegisterEngine("python", fakeEngine{&calls})
+	defer RegisterEngine("python", nil)
+	for _, tt := range []struct {
+		text   string
+		engine bool
+		err    string
+	}{
+		{text: "amount + 1"},
+		{text: "nick is None"},
+		{text: "'pos' if amount > 0 else 'neg'", engine: true},
+		{text: "name.upper()", engine: true},
+		{text: "str(amount)", engine: true},
+		{text: "round(ratio)", engine: true},
+		{text: "amount // 2", engine: true},
+		{text: "nick or name", engine: true},
+		{text: "ts - ts", engine: true},
+		{text: "ts - ts > 12", engine: true},
+		{text: "amout + 1", err: `unknown field "amout"`},
+		{text: "name * 2", engine: true}, // repetition, in Python
+		{text: "name - 1", err: "invalid operation"},
+		{text: "amount && ok", err: "&& (Python writes and)"},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			before := calls
+			p, err := Compile(component.Expr{Text: tt.text, Pos: diag.Pos{File: "p.yaml", Line: 1, Col: 1}}, testSchema, Options{Language: "python"})
+			switch {
+			case tt.err != "":
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("error %v, want %q", err, tt.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case (p.dyn != nil) != tt.engine || (calls > before) != tt.engine:
+				t.Errorf("engine used: %v, want %v", p.dyn != nil, tt.engine)
+			}
+		})
+	}
+	p, err := Spec{Expr: component.Expr{Text: "lambda row: 1"}, Kind: KindCallable}.Compile(testSchema, Options{Language: "generic"})
+	if err == nil || !strings.Contains(err.Error(), "callable needs language: python") {
+		t.Errorf("callable with language generic: %v, %v", p, err)
+	}
+}
