@@ -2,13 +2,12 @@ package pipelinetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/schemas"
@@ -383,18 +382,7 @@ func (r *testRun) readSource(ctx context.Context, n *runner.Node) error {
 		return err
 	}
 	defer src.Close()
-	for {
-		b, err := src.Read(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if err := src.Decode(ctx, b, r.emitter(ctx, n)); err != nil {
-			return err
-		}
-	}
+	return componenttest.ReadAll(ctx, src, r.emitter(ctx, n))
 }
 
 // emitter hands what n emits to the expectations on it and to the consumers that run.
