@@ -55,6 +55,15 @@ type Field struct {
 	Nullable bool
 }
 
+// Articled returns the type's name with "a" or "an" before it, for messages: "an integer".
+func (t Type) Articled() string {
+	s := t.String()
+	if s != "" && strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
+}
+
 // String renders the type the way error messages show it, e.g. "array<string>".
 func (t Type) String() string {
 	switch t.Kind {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
-	"strings"
 	"time"
 
 	"github.com/expr-lang/expr/ast"
@@ -222,7 +221,7 @@ func normalize(v any, k schemas.Kind) (any, error) {
 		k == schemas.Map && got == schemas.Struct:
 		return v, nil
 	}
-	return nil, fmt.Errorf("the expression returned %s, not %s", schemas.Describe(v), article(k.String()))
+	return nil, fmt.Errorf("the expression returned %s, not %s", schemas.Describe(v), schemas.Type{Kind: k}.Articled())
 }
 
 // normalizeDeep converts v and whatever it contains, copying containers only when something
@@ -319,12 +318,4 @@ func normalizeReflect(rv reflect.Value) any {
 		return normalizeDeep(rv.Elem().Interface())
 	}
 	return fmt.Sprint(rv.Interface())
-}
-
-// article prefixes a type name with "a" or "an".
-func article(name string) string {
-	if name != "" && strings.ContainsRune("aeiou", rune(name[0])) {
-		return "an " + name
-	}
-	return "a " + name
 }

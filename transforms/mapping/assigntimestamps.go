@@ -45,7 +45,7 @@ func buildAssignTimestamps(ctx *component.Context, cfg *AssignTimestampsConfig) 
 	}
 	if !timestampKinds[p.Type().Kind] {
 		ctx.Errorf(ctx.At(&cfg.Timestamp), "timestamp must be a timestamp, a number of seconds since the epoch or an RFC 3339 string, but %q is %s",
-			p.Text(), articled(p.Type()))
+			p.Text(), p.Type().Articled())
 		return nil, nil
 	}
 	a := &assignTimestamps{who: ctx.Describe(), ev: expr.NewEvaluator(in, p)}

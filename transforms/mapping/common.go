@@ -22,7 +22,7 @@ func compileOne(ctx *component.Context, n *yaml.Node, lang string, want schemas.
 		return nil
 	}
 	if k := p.Type().Kind; k != want && k != schemas.Any {
-		ctx.Errorf(ctx.At(n), "%s must %s, but %q is %s", key, purpose, p.Text(), articled(p.Type()))
+		ctx.Errorf(ctx.At(n), "%s must %s, but %q is %s", key, purpose, p.Text(), p.Type().Articled())
 		return nil
 	}
 	return p
@@ -63,13 +63,4 @@ func emitRows(emit component.Emit, tag string, b *schemas.Batch) error {
 // grows), else as the *component.RowError the transform returns to stop the pipeline.
 func failure(eo *component.ErrorOutput, errs *schemas.Batch, in *schemas.Batch, i int, who string, err error) (*schemas.Batch, error) {
 	return eo.Add(errs, in, i, fmt.Errorf("%s: %w", who, err))
-}
-
-// articled names a type with its article: "an integer", "a string".
-func articled(t schemas.Type) string {
-	s := t.String()
-	if strings.ContainsRune("aeiou", rune(s[0])) {
-		return "an " + s
-	}
-	return "a " + s
 }

@@ -60,7 +60,7 @@ func buildExplode(ctx *component.Context, cfg *ExplodeConfig) (component.Transfo
 			ctx.Errorf(pos, "field %q is listed twice", name)
 			continue
 		case in.Fields[j].Type.Kind != schemas.Array && in.Fields[j].Type.Kind != schemas.Any:
-			ctx.Errorf(pos, "cannot explode field %q: it is %s, not an array", name, articled(in.Fields[j].Type))
+			ctx.Errorf(pos, "cannot explode field %q: it is %s, not an array", name, in.Fields[j].Type.Articled())
 			continue
 		}
 		seen[name] = true

@@ -41,7 +41,7 @@ func buildFlatten(ctx *component.Context, _ *FlattenConfig) (component.Transform
 			t, ok := unify(fields[j].Type, f.Type)
 			if !ok {
 				ctx.Errorf(ctx.Pos, "%s cannot merge field %q: it is %s in input %q but %s in input %q",
-					ctx.Describe(), f.Name, articled(fields[j].Type), from[f.Name], articled(f.Type), in.Name)
+					ctx.Describe(), f.Name, fields[j].Type.Articled(), from[f.Name], f.Type.Articled(), in.Name)
 				continue
 			}
 			fields[j].Type = t
