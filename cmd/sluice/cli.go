@@ -115,14 +115,29 @@ func commandHelp(c command, args []string, stdout io.Writer) int {
 	return exitOK
 }
 
+// The release build stamps these (scripts/release: -ldflags "-X main.version=v1.2.3
+// -X main.commit=... -X main.date=..."); a build without them says what Go recorded.
+var version, commit, date string
+
 func versionCmd(_ []string, stdout, _ io.Writer) int {
 	fmt.Fprintf(stdout, "sluice %s\n", sluiceVersion())
 	return exitOK
 }
 
-// sluiceVersion is the module version of the binary, or for a build from a work tree
-// "(devel)" with the commit it was built from.
+// sluiceVersion is the version the release build stamped, with its commit and build date;
+// else the module version of the binary, or for a build from a work tree "(devel)" with the
+// commit it was built from.
 func sluiceVersion() string {
+	if version != "" {
+		v := version
+		if commit != "" {
+			v += " commit " + commit
+		}
+		if date != "" {
+			v += " built " + date
+		}
+		return v
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(devel)"
