@@ -41,6 +41,7 @@ func commands() []command {
 		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd, true},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd, false},
 		{"version", "", "print the version", versionCmd, false},
+		{"completion", "bash|zsh|fish", "print a shell completion script: source <(sluice completion bash)", completionCmd, false},
 	}
 }
 
