@@ -146,6 +146,18 @@ func flagSpellings(flags []compFlag, valued bool) string {
 	return strings.Join(s, " ")
 }
 
+// subcommandPattern is a case pattern (bash's and zsh's) that matches the keys of the
+// entries two words deep: 'dev kafka'|'dev bigquery'|...
+func subcommandPattern(entries []compEntry) string {
+	var deep []string
+	for _, e := range entries {
+		if len(e.path) == 2 {
+			deep = append(deep, shQuote(e.key()))
+		}
+	}
+	return strings.Join(deep, "|")
+}
+
 // writeBashCompletion writes a function that finds the entry of the words typed so far
 // ("dev kafka" when the second word is one of dev's subcommands), then offers its flags
 // after a "-", its words in the position after its path, and files otherwise
@@ -161,15 +173,7 @@ _sluice() {
   if ((COMP_CWORD > 2)); then
     case "$key ${COMP_WORDS[2]}" in
 `)
-	var deep []string
-	for _, e := range entries {
-		if len(e.path) == 2 {
-			deep = append(deep, shQuote(e.key()))
-		}
-	}
-	if len(deep) > 0 {
-		fmt.Fprintf(w, "      %s) key=\"$key ${COMP_WORDS[2]}\" depth=2 ;;\n", strings.Join(deep, "|"))
-	}
+	fmt.Fprintf(w, "      %s) key=\"$key ${COMP_WORDS[2]}\" depth=2 ;;\n", subcommandPattern(entries))
 	fmt.Fprint(w, "    esac\n  fi\n  case $key in\n")
 	for _, e := range entries {
 		fmt.Fprintf(w, "    %s) words=%s flags=%s valued=%s ;;\n", shQuote(e.key()), shQuote(strings.Join(e.wordNames(), " ")),
@@ -202,15 +206,7 @@ _sluice() {
   if ((CURRENT > 3)); then
     case "$key ${words[3]}" in
 `)
-	var deep []string
-	for _, e := range entries {
-		if len(e.path) == 2 {
-			deep = append(deep, shQuote(e.key()))
-		}
-	}
-	if len(deep) > 0 {
-		fmt.Fprintf(w, "      (%s) key=\"$key ${words[3]}\" depth=2 ;;\n", strings.Join(deep, "|"))
-	}
+	fmt.Fprintf(w, "      (%s) key=\"$key ${words[3]}\" depth=2 ;;\n", subcommandPattern(entries))
 	fmt.Fprint(w, "    esac\n  fi\n  words=(\"${(@)words[depth+1,-1]}\")\n  ((CURRENT -= depth))\n  case $key in\n")
 	for _, e := range entries {
 		fmt.Fprintf(w, "    (%s)\n", shQuote(e.key()))
