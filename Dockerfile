@@ -9,7 +9,9 @@
 # host and use Dockerfile.prebuilt instead: scripts/release image (docs/operations.md).
 ARG GO_VERSION=1.26
 
-FROM golang:${GO_VERSION}-bookworm AS build
+# The build stage runs on the builder's platform and cross-compiles for the target's
+# (docker buildx build --platform linux/arm64 needs no emulation: the binary is pure Go).
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
