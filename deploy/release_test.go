@@ -106,7 +106,7 @@ func TestReleaseBinaryIsStaticAndStamped(t *testing.T) {
 		t.Errorf("sluice version = %q, want %q", out, want)
 	}
 	st, _ := os.Stat(bin)
-	t.Logf("release binary: %.1f MB", float64(st.Size())/(1<<20))
+	t.Logf("release binary: %.1f MB", float64(st.Size())/1e6)
 }
 
 // The image's other files: CA certificates for TLS to brokers and clouds, a passwd entry for
