@@ -41,6 +41,7 @@ func commands() []command {
 		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd, true},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd, false},
 		{"version", "", "print the version", versionCmd, false},
+		{"completion", "bash|zsh|fish", "print a shell completion script: source <(sluice completion bash)", completionCmd, false},
 	}
 }
 
@@ -115,14 +116,29 @@ func commandHelp(c command, args []string, stdout io.Writer) int {
 	return exitOK
 }
 
+// The release build stamps these (scripts/release: -ldflags "-X main.version=v1.2.3
+// -X main.commit=... -X main.date=..."); a build without them says what Go recorded.
+var version, commit, date string
+
 func versionCmd(_ []string, stdout, _ io.Writer) int {
 	fmt.Fprintf(stdout, "sluice %s\n", sluiceVersion())
 	return exitOK
 }
 
-// sluiceVersion is the module version of the binary, or for a build from a work tree
-// "(devel)" with the commit it was built from.
+// sluiceVersion is the version the release build stamped, with its commit and build date;
+// else the module version of the binary, or for a build from a work tree "(devel)" with the
+// commit it was built from.
 func sluiceVersion() string {
+	if version != "" {
+		v := version
+		if commit != "" {
+			v += " commit " + commit
+		}
+		if date != "" {
+			v += " built " + date
+		}
+		return v
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(devel)"
