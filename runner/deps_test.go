@@ -23,7 +23,8 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	// The product's layers, top to bottom. The outside tools (the bench, the chaos run, the
 	// acceptance tests that run the binary, the conformance corpora that run pipelines
-	// in-process) may use any product layer but cmd, and none of them uses another.
+	// in-process, the deploy checks of the image and manifests) may use any product layer but
+	// cmd, and none of them uses another.
 	product := []string{"cmd", "tools", "runner", "templates", "transforms", "connectors", "formats", "component", "schemas", "internal"}
 	outside := []string{"bench", "chaos", "acceptance", "conformance", "deploy"}
 	layer := func(pkg string) string {
