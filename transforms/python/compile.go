@@ -334,7 +334,8 @@ func (c *compilation) function(f *syntax.File, name string) *fnNode {
 	}
 	if c.src.Kind == expr.KindReduce {
 		if n := required(found.params); n != 2 {
-			c.errorPos(found.pos, fmt.Sprintf("TypeError: a combine function must take two arguments (two values, or a value and a combined one), but it takes %d", n), "")
+			c.errorPos(found.pos, fmt.Sprintf("TypeError: a combine function must take two arguments (two values, or a value and a combined one), but it takes %d", n),
+				"Combine calls it pairwise, f(combined, next), so it must be associative; Beam's form taking the list of values is not supported")
 			return nil
 		}
 	} else if c.src.Kind != expr.KindExpression {
