@@ -1,6 +1,8 @@
 package combine
 
 import (
+	"errors"
+
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/expr"
 )
@@ -45,9 +47,14 @@ func (a *reduceAcc) Check(v any) error {
 		return nil
 	}
 	out, err := a.r.call(a.v, v)
+	if err == nil && out == nil {
+		err = errNone
+	}
 	a.pending = out
 	return err
 }
+
+var errNone = errors.New("the combine function returned None: it must return the combination of its two values")
 
 func (a *reduceAcc) Add(v any) {
 	switch {

@@ -94,10 +94,13 @@ func (t *topAcc) Merge(o Acc) error {
 	return nil
 }
 
-func (t *topAcc) Result() any {
-	out := make([]any, len(t.top))
-	for i, e := range t.top {
-		out[i] = e.v
+func (t *topAcc) Result() any { return valuesOf(t.top, func(e keyed) any { return e.v }) }
+
+// valuesOf returns the values of a selection's entries, in order.
+func valuesOf[E any](es []E, value func(E) any) []any {
+	out := make([]any, len(es))
+	for i, e := range es {
+		out[i] = value(e)
 	}
 	return out
 }
@@ -215,7 +218,7 @@ func (s *sampleAcc) Add(v any) {
 }
 
 func (s *sampleAcc) insert(e sampled) {
-	i, _ := slices.BinarySearchFunc(s.keep, e.p, func(x sampled, p uint64) int { return cmpUint(x.p, p) })
+	i, _ := slices.BinarySearchFunc(s.keep, e.p, func(x sampled, p uint64) int { return cmpOrdered(x.p, p) })
 	for i < len(s.keep) && s.keep[i].p == e.p {
 		i++
 	}
@@ -230,16 +233,6 @@ func (s *sampleAcc) insert(e sampled) {
 	}
 }
 
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 func (s *sampleAcc) Merge(o Acc) error {
 	for _, e := range o.(*sampleAcc).keep {
 		s.insert(e)
@@ -247,13 +240,7 @@ func (s *sampleAcc) Merge(o Acc) error {
 	return nil
 }
 
-func (s *sampleAcc) Result() any {
-	out := make([]any, len(s.keep))
-	for i, e := range s.keep {
-		out[i] = e.v
-	}
-	return out
-}
+func (s *sampleAcc) Result() any { return valuesOf(s.keep, func(e sampled) any { return e.v }) }
 
 func (s *sampleAcc) size() int { return s.bytes }
 
