@@ -23,11 +23,21 @@ const (
 	Any
 	Group
 	Concat
+	// Beam's combiners that sluice adds (see fns.go); the numbers are those of checkpoints,
+	// so new functions are appended.
+	Top
+	Latest
+	Sample
+	// Reduce is a Python function (a, b) -> value applied pairwise.
+	Reduce
 )
 
-var fnNames = [...]string{"", "sum", "count", "min", "max", "mean", "all", "any", "group", "concat"}
+var fnNames = [...]string{"", "sum", "count", "min", "max", "mean", "all", "any", "group", "concat", "top", "latest", "sample"}
 
 func (f Fn) String() string {
+	if f == Reduce {
+		return "python function"
+	}
 	if int(f) < len(fnNames) {
 		return fnNames[f]
 	}
@@ -53,6 +63,13 @@ type Agg struct {
 	// In is the type of the values; Nullable whether they can be null.
 	In       schemas.Type
 	Nullable bool
+	// N is how many values top and sample keep; Reverse makes top keep the smallest.
+	N       int
+	Reverse bool
+	// Keyed: top orders by a key computed from the row (a keyed pair is added), not by the values.
+	Keyed bool
+	// reduce is the function of Reduce, compiled for values of type In.
+	reduce *reducer
 }
 
 // ordered are the kinds min and max compare.
@@ -79,7 +96,11 @@ func (a Agg) Check() error {
 		if k != schemas.String && k != schemas.Array && k != schemas.Any {
 			return fmt.Errorf("concat needs strings or lists, but the values are of type %s", a.In)
 		}
-	case Count, Group:
+	case Top:
+		if !a.Keyed && !ordered[k] {
+			return fmt.Errorf("top needs values that can be ordered, or a key that can, but the values are of type %s", a.In)
+		}
+	case Count, Group, Latest, Sample, Reduce:
 	default:
 		return fmt.Errorf("unknown combine function %d", a.Fn)
 	}
@@ -102,6 +123,9 @@ func (a Agg) Out() (t schemas.Type, nullable bool) {
 		return schemas.Type{Kind: schemas.Array, Elem: &elem}, false
 	case Concat:
 		return a.In, false
+	case Top, Sample:
+		elem := a.In
+		return schemas.Type{Kind: schemas.Array, Elem: &elem}, false
 	}
 	return a.In, a.Nullable
 }
@@ -142,6 +166,14 @@ func (a Agg) New() Acc {
 		return &groupAcc{}
 	case Concat:
 		return &concatAcc{text: a.In.Kind == schemas.String}
+	case Top:
+		return &topAcc{n: a.N, reverse: a.Reverse}
+	case Latest:
+		return &latestAcc{}
+	case Sample:
+		return &sampleAcc{n: a.N}
+	case Reduce:
+		return &reduceAcc{r: a.reduce}
 	}
 	panic(fmt.Sprintf("combine: no accumulator for %v", a.Fn))
 }
@@ -241,7 +273,7 @@ func (e *extremeAcc) Check(v any) error {
 	case rank(v) > 6:
 		return notA("a value that can be ordered", v)
 	case e.v != nil && rank(v) != rank(e.v):
-		return fmt.Errorf("cannot compare %s with %s", schemas.Describe(v), schemas.Describe(e.v))
+		return errCompare(v, e.v)
 	}
 	return nil
 }
@@ -485,6 +517,10 @@ func (c *concatAcc) readFrom(d *decoder) {
 	default:
 		d.Fail()
 	}
+}
+
+func errCompare(a, b any) error {
+	return fmt.Errorf("cannot compare %s with %s", schemas.Describe(a), schemas.Describe(b))
 }
 
 func notA(want string, v any) error {

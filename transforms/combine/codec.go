@@ -224,7 +224,7 @@ func setRat(r *big.Rat, v any) {
 	}
 }
 
-func cmpOrdered[T int64 | float64](a, b T) int {
+func cmpOrdered[T int64 | uint64 | float64](a, b T) int {
 	switch {
 	case a < b:
 		return -1

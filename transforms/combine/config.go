@@ -11,7 +11,7 @@ import (
 // CombineConfig is the config of Combine, as Beam YAML writes it.
 type CombineConfig struct {
 	GroupBy       yaml.Node                `yaml:"group_by" required:"true" doc:"Field or list of fields to group by; [] combines all records of a window into one."`
-	Combine       yaml.Node                `yaml:"combine" required:"true" doc:"Output field to combine function: 'out: sum' (combines field out), 'out: {value: field or expression, fn: sum}', or fn as {type: sum}. Functions: sum, count, min, max, mean, all, any, group, concat."`
+	Combine       yaml.Node                `yaml:"combine" required:"true" doc:"Output field to combine function: 'out: sum' (combines field out), 'out: {value: field or expression, fn: sum}', or fn as {type: sum}. Functions: sum, count, min, max, mean, all, any, group (to_list), concat, top, latest, sample, Beam's apache_beam.transforms.combiners paths, or a Python function (a, b) -> value."`
 	Language      string                   `yaml:"language" doc:"Language of value expressions: generic (default), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: records that cannot be combined, and late records, go to this output instead of stopping the pipeline or being dropped."`
 }
@@ -58,10 +58,10 @@ func BuildCombine(ctx *component.Context, cfg *CombineConfig) (*Plan, error) {
 		ctx.Errorf(ctx.At(c), "combine must map output fields to combine functions, e.g. {total: {value: amount, fn: sum}}")
 		return nil, nil
 	}
-	var progs []*expr.Program
+	var progs, keys []*expr.Program
 	for i := 0; i+1 < len(c.Content); i += 2 {
 		dest := c.Content[i]
-		agg, prog, good := decodeAgg(ctx, dest, c.Content[i+1], in, opts)
+		spec, good := decodeAgg(ctx, dest, c.Content[i+1], in, opts)
 		if !good {
 			ok = false
 			continue
@@ -72,16 +72,27 @@ func BuildCombine(ctx *component.Context, cfg *CombineConfig) (*Plan, error) {
 			continue
 		}
 		names[dest.Value] = true
-		t, nullable := agg.Out()
+		t, nullable := spec.agg.Out()
 		fields = append(fields, schemas.Field{Name: dest.Value, Type: t, Nullable: nullable})
-		p.Aggs = append(p.Aggs, agg)
-		progs = append(progs, prog)
+		p.Aggs = append(p.Aggs, spec.agg)
+		progs = append(progs, spec.value)
+		keys = append(keys, spec.key)
 	}
 	if !ok {
 		return nil, nil
 	}
 	p.values = progs
-	p.ev = expr.NewEvaluator(in, progs...)
+	all := progs
+	for j, k := range keys {
+		if k != nil {
+			if p.topKeys == nil {
+				p.topKeys = make([]int, len(keys))
+			}
+			all = append(all, k)
+			p.topKeys[j] = len(all) - 1
+		}
+	}
+	p.ev = expr.NewEvaluator(in, all...)
 	p.Out = schemas.New(fields...)
 	ctx.Output(component.Main, p.Out)
 	p.errors = ctx.ErrorOutput(cfg.ErrorHandling, in, component.MappingShape)
@@ -111,65 +122,55 @@ func groupByNodes(ctx *component.Context, n *yaml.Node) []*yaml.Node {
 // aggForm is the long form of one combined output.
 type aggForm struct {
 	Value yaml.Node `yaml:"value" doc:"Field or expression whose values are combined; default: the output field's name."`
-	Fn    yaml.Node `yaml:"fn" required:"true" doc:"Combine function: a name, or {type: name}."`
+	Fn    yaml.Node `yaml:"fn" required:"true" doc:"Combine function: a name or Beam's Python path, {type: name, config: {...}}, or (language python) a function (a, b) -> value."`
 }
 
 // fnForm is the mapping form of a combine function.
 type fnForm struct {
 	Type   string    `yaml:"type" required:"true" doc:"Combine function name."`
-	Config yaml.Node `yaml:"config" doc:"Settings of a custom combine function; the built-in ones take none."`
+	Config yaml.Node `yaml:"config" doc:"Settings of top (n, key, reverse) and sample (n); the others take none."`
+}
+
+// aggSpec is one decoded combined output: its agg, the program of its values and, for top
+// with a key, the program of the key.
+type aggSpec struct {
+	agg        Agg
+	value, key *expr.Program
 }
 
 // decodeAgg reads one combined output in any of Beam's three forms ('out: sum',
-// '{value, fn: sum}', '{value, fn: {type: sum}}') and compiles its value.
-func decodeAgg(ctx *component.Context, dest, n *yaml.Node, in *schemas.Schema, opts expr.Options) (Agg, *expr.Program, bool) {
+// '{value, fn: sum}', '{value, fn: {type: sum, config: {...}}}') and compiles its value.
+func decodeAgg(ctx *component.Context, dest, n *yaml.Node, in *schemas.Schema, opts expr.Options) (aggSpec, bool) {
 	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: dest.Value, Line: dest.Line, Column: dest.Column}
 	fnNode := n
 	if n.Kind == yaml.MappingNode {
 		var f aggForm
 		if !ctx.Decode(n, &f, "combine "+dest.Value) {
-			return Agg{}, nil, false
+			return aggSpec{}, false
 		}
 		if f.Value.Kind != 0 {
 			value = &f.Value
 		}
 		fnNode = &f.Fn
 	}
-	name, at := fnNode.Value, fnNode
-	switch fnNode.Kind {
-	case yaml.MappingNode:
-		var f fnForm
-		if !ctx.Decode(fnNode, &f, "combine "+dest.Value+" fn") {
-			return Agg{}, nil, false
-		}
-		name, at = f.Type, component.MappingValue(fnNode, "type")
-		if f.Config.Kind != 0 {
-			if _, builtin := ParseFn(name); builtin {
-				ctx.Errorf(ctx.At(&f.Config), "combine function %s takes no config", name)
-				return Agg{}, nil, false
-			}
-		}
-	case yaml.ScalarNode:
-	default:
-		ctx.Errorf(ctx.At(fnNode), "fn must be a combine function name or {type: name}")
-		return Agg{}, nil, false
-	}
-	fn, known := ParseFn(name)
-	if !known {
-		ctx.Errorf(ctx.At(at), "unknown combine function %q%s", name, diag.DidYouMean(name, FnNames())).
-			Detail = "sluice's combine functions are sum, count, min, max, mean, all, any, group and concat"
-		return Agg{}, nil, false
+	choice, ok := decodeFn(ctx, fnNode, dest.Value, opts.Language)
+	if !ok {
+		return aggSpec{}, false
 	}
 	prog := expr.CompileAt(ctx, value, in, opts)
 	if prog == nil {
-		return Agg{}, nil, false
+		return aggSpec{}, false
 	}
-	agg := Agg{Fn: fn, In: prog.Type(), Nullable: prog.Nullable()}
+	agg := Agg{Fn: choice.fn, In: prog.Type(), Nullable: prog.Nullable()}
+	key, ok := configure(ctx, &agg, choice, in, opts)
+	if !ok {
+		return aggSpec{}, false
+	}
 	if err := agg.Check(); err != nil {
-		ctx.Errorf(ctx.At(at), "combine %s: %v", dest.Value, err)
-		return Agg{}, nil, false
+		ctx.Errorf(ctx.At(choice.at), "combine %s: %v", dest.Value, err)
+		return aggSpec{}, false
 	}
-	return agg, prog, true
+	return aggSpec{agg: agg, value: prog, key: key}, true
 }
 
 // BuildGroupByKey checks a GroupByKey config against the input schema and returns its

@@ -186,7 +186,7 @@ func TestAccumulatorsRoundTrip(t *testing.T) {
 	values := []any{int64(3), nil, int64(-7), int64(12)}
 	for _, fn := range FnNames() {
 		f, _ := ParseFn(fn)
-		agg := Agg{Fn: f, In: typ(schemas.Int64), Nullable: true}
+		agg := Agg{Fn: f, In: typ(schemas.Int64), Nullable: true, N: 2}
 		if f == All || f == Any {
 			agg.In = typ(schemas.Bool)
 		}
@@ -207,6 +207,9 @@ func TestAccumulatorsRoundTrip(t *testing.T) {
 		whole, a, b := agg.New(), agg.New(), agg.New()
 		for i, v := range values {
 			v = conv(v)
+			if f == Latest || f == Sample { // State.Add stamps their values with the event time
+				v = stamped{int64(i) * sec, v}
+			}
 			whole.Add(v)
 			if i < 2 {
 				a.Add(v)

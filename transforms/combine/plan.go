@@ -24,6 +24,7 @@ type Plan struct {
 	keys    []int           // Combine: the group_by fields
 	keyExpr bool            // GroupByKey: the key is program 0 of ev
 	values  []*expr.Program // the values, one per agg (GroupByKey: none when projecting)
+	topKeys []int           // Combine: per agg, the program of top's key (0: none; never program 0)
 	project []int           // GroupByKey: fields collected as a struct
 	names   []string        // their names
 	ev      *expr.Evaluator
@@ -114,6 +115,16 @@ func (p *Plan) eval(s *expr.Scope, row schemas.Row, key, vals []any) error {
 			return err
 		}
 		vals[j] = v
+	}
+	for j, k := range p.topKeys {
+		if k == 0 {
+			continue
+		}
+		key, err := s.Eval(off + k)
+		if err != nil {
+			return err
+		}
+		vals[j] = keyed{key, vals[j]}
 	}
 	return nil
 }

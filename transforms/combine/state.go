@@ -26,6 +26,8 @@ type State struct {
 	open     int
 
 	empty []Acc           // accumulators that stay empty, to check values for new windows
+	timed []bool          // the aggs whose values carry their event time (latest, sample)
+	vals  []any           // scratch: the values being added, stamped
 	buf   []byte          // scratch: the key being added
 	wins  []window.Window // scratch: the windows of the record being added
 }
@@ -68,6 +70,14 @@ func NewState(fn window.Fn, aggs []Agg) *State {
 	s := &State{fn: fn, aggs: aggs, keys: map[string]*keyState{}, wm: window.MinWatermark,
 		earliest: window.MaxWatermark}
 	s.empty = s.newAccs()
+	for i, a := range aggs {
+		if a.Fn == Latest || a.Fn == Sample {
+			if s.timed == nil {
+				s.timed, s.vals = make([]bool, len(aggs)), make([]any, len(aggs))
+			}
+			s.timed[i] = true
+		}
+	}
 	return s
 }
 
@@ -100,6 +110,16 @@ func (s *State) Add(key, values []any, t int64) (Added, error) {
 	}
 	if len(live) == 0 {
 		return res, nil
+	}
+	if s.timed != nil {
+		for i, v := range values {
+			if s.timed[i] {
+				v = stamped{t, v}
+			}
+			s.vals[i] = v
+		}
+		values = s.vals
+		defer clear(s.vals)
 	}
 	ks := s.keys[string(s.buf)]
 	if s.fn.Merging() {

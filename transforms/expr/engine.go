@@ -21,11 +21,15 @@ type Engine interface {
 // SourceKind says what a Source holds.
 type SourceKind int
 
-// The kinds of source: Beam's expression, callable, and path + name.
+// The kinds of source: Beam's expression, callable, and path + name; and a combine
+// function.
 const (
 	KindExpression SourceKind = iota // an expression over the fields
 	KindCallable                     // a def or lambda taking the row
 	KindFile                         // the function Name of the file at Path
+	// KindReduce is a def or lambda of two values (a, b) returning one, which Combine applies
+	// pairwise; the schema has two fields of the values' type and Run gets a row of the two.
+	KindReduce
 )
 
 // Source is the code of an expression in any of Beam's forms.

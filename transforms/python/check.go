@@ -51,6 +51,7 @@ func (c *compilation) structRoots(fn *fnNode) map[any]structRoot {
 			continue
 		}
 		switch {
+		case c.src.Kind == expr.KindReduce:
 		case c.src.Kind != expr.KindExpression && i == 0:
 			roots[id.Binding] = structRoot{fields: c.in.Fields, where: "the row"}
 		case c.src.Kind == expr.KindExpression:

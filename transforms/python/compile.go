@@ -62,7 +62,7 @@ func (c *compilation) compile() *program {
 		if !c.expressionModule(p) {
 			return nil
 		}
-	case expr.KindCallable:
+	case expr.KindCallable, expr.KindReduce:
 		fnName = c.callableModule()
 	case expr.KindFile:
 		fnName = c.src.Name
@@ -100,6 +100,14 @@ func (c *compilation) compile() *program {
 		return nil
 	}
 	p.fn = callable
+	if c.src.Kind == expr.KindReduce {
+		// The two values, passed as they are; the result has their type.
+		for i, f := range c.in.Fields {
+			p.params = append(p.params, param{index: i, shape: shapeOf(f.Type)})
+		}
+		p.typ, p.nullable = c.in.Fields[0].Type, true
+		return p
+	}
 	if c.src.Kind != expr.KindExpression {
 		p.shape = rowShape(c.in) // before lanes share the program
 	}
@@ -324,7 +332,13 @@ func (c *compilation) function(f *syntax.File, name string) *fnNode {
 		c.errorAt(0, fmt.Sprintf("the file defines no function %q", name), "")
 		return nil
 	}
-	if c.src.Kind != expr.KindExpression {
+	if c.src.Kind == expr.KindReduce {
+		if n := required(found.params); n != 2 {
+			c.errorPos(found.pos, fmt.Sprintf("TypeError: a combine function must take two arguments (two values, or a value and a combined one), but it takes %d", n),
+				"Combine calls it pairwise, f(combined, next), so it must be associative; Beam's form taking the list of values is not supported")
+			return nil
+		}
+	} else if c.src.Kind != expr.KindExpression {
 		if n := required(found.params); n != 1 || len(found.params) == 0 {
 			c.errorPos(found.pos, fmt.Sprintf("TypeError: the callable must take one argument (the row), but it takes %d", n), "")
 			return nil

@@ -38,7 +38,7 @@ func (p *program) Nullable() bool     { return p.nullable }
 func (p *program) NewRunner() expr.Runner {
 	thread := &starlark.Thread{Name: "row", Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(os.Stderr, msg) }}
 	n := len(p.params)
-	if p.kind != expr.KindExpression {
+	if p.kind == expr.KindCallable || p.kind == expr.KindFile {
 		n = 1
 	}
 	return &runner{p: p, thread: thread, args: make(starlark.Tuple, n), row: row{shape: p.shape}}
@@ -63,7 +63,7 @@ func (r *runner) Run(in schemas.Row) (out any, err error) {
 			out, err = nil, &expr.Error{Pos: p.c.callPos(), Msg: fmt.Sprintf("SystemError: internal error: %v", v)}
 		}
 	}()
-	if p.kind == expr.KindExpression {
+	if p.kind == expr.KindExpression || p.kind == expr.KindReduce {
 		for i, a := range p.params {
 			r.args[i] = a.shape.value(in[a.index])
 		}
