@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -154,17 +153,52 @@ func (s *Suite) readFixtures(n *yaml.Node, diags *diag.List) {
 	}
 }
 
-// fixtureRef is where a pipeline uses a fixture's value, as Beam's str.format writes it.
-var fixtureRef = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// substitute replaces {NAME} by the fixture NAME's value; other braces stay.
+// substitute replaces {NAME} by the fixture NAME's value, {{ by { and }} by }, as Beam's
+// test runner formats each string with Python's str.format, line by line: a line with any
+// other brace (a flow mapping, an expression, a name that is no fixture) stays as it is,
+// since Beam formats strings only, never mappings. Lines keep their places, so positions
+// move only within a line that changed.
 func substitute(src []byte, vars map[string]string) []byte {
-	return fixtureRef.ReplaceAllFunc(src, func(m []byte) []byte {
-		if v, ok := vars[string(m[1:len(m)-1])]; ok {
-			return []byte(v)
+	lines := strings.Split(string(src), "\n")
+	for i, l := range lines {
+		if f, ok := format(l, vars); ok {
+			lines[i] = f
 		}
-		return m
-	})
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
+
+// format formats one line as str.format would, and reports false when a brace of it is not
+// part of a replacement field for a fixture or an escaped brace.
+func format(line string, vars map[string]string) (string, bool) {
+	if !strings.ContainsAny(line, "{}") {
+		return line, false
+	}
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case (c == '{' || c == '}') && i+1 < len(line) && line[i+1] == c:
+			b.WriteByte(c)
+			i++
+		case c == '{':
+			end := strings.IndexByte(line[i:], '}')
+			if end < 0 {
+				return "", false
+			}
+			v, ok := vars[line[i+1:i+end]]
+			if !ok {
+				return "", false
+			}
+			b.WriteString(v)
+			i += end
+		case c == '}':
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
 }
 
 // Validate loads every pipeline of the suite with o (offline, as sluice validate loads) and
