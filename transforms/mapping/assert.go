@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -147,11 +146,8 @@ func (t *assertEqual) Fire(_ context.Context, _ schemas.Offsets, final bool, _ c
 	return nil
 }
 
-// maxDiffRows is the most rows a diff lists on each side.
-const maxDiffRows = 20
-
 // rowDiff compares rows (as JSON) as multisets and returns what is missing and what is
-// unexpected, sorted, or "" when they are equal.
+// unexpected, or "" when they are equal.
 func rowDiff(want, got []string) string {
 	count := map[string]int{}
 	for _, w := range want {
@@ -175,25 +171,7 @@ func rowDiff(want, got []string) string {
 	if len(missing) == 0 && len(unexpected) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "  %d arrived, %d expected", len(got), len(want))
-	list := func(title string, rows []string) {
-		if len(rows) == 0 {
-			return
-		}
-		slices.Sort(rows)
-		fmt.Fprintf(&b, "\n  %s:", title)
-		for i, r := range rows {
-			if i == maxDiffRows {
-				fmt.Fprintf(&b, "\n    ... and %d more", len(rows)-i)
-				break
-			}
-			fmt.Fprintf(&b, "\n    %s", r)
-		}
-	}
-	list("- expected, not there", missing)
-	list("+ there, not expected", unexpected)
-	return b.String()
+	return strings.TrimRight(fmt.Sprintf("  %d arrived, %d expected\n", len(got), len(want))+schemas.RowDiff(missing, unexpected), "\n")
 }
 
 // Fired returns nothing: AssertEqual emits no rows.
