@@ -11,6 +11,9 @@
 //	#  14:30: ZeroDivisionError
 //
 // whose lines must all appear in the error that loading or running the pipeline ends with.
+// A file in Beam's own test format (a pipelines: list, fixtures:, AssertEqual transforms;
+// tools/pipelinetest.Suite) runs as `sluice test` runs it: it passes when every pipeline
+// does, or, with an "# Expected error:" block, when one fails with that error.
 // The corpora live in testdata/beam/<topic>/ (python/, and later io/, join/ ...): Files
 // finds every pipeline under a root, so a new topic is a new folder.
 package conformance
@@ -30,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/tools/pipelinetest"
 )
 
 // Case is one pipeline file of a corpus with what it must give.
@@ -39,6 +43,9 @@ type Case struct {
 	Rows []string
 	// Errors are texts the pipeline's error must contain; nil when it expects rows.
 	Errors []string
+	// Suite is set for a file in Beam's test format: its AssertEqual transforms are its
+	// expectations.
+	Suite *pipelinetest.Suite
 }
 
 // Files returns the pipeline files (*.yaml) under root, sorted.
@@ -114,6 +121,12 @@ func Read(path string) (*Case, error) {
 			block = ""
 		}
 	}
+	if pipelinetest.IsSuite(src) {
+		if c.Suite, err = pipelinetest.ReadSuite(path, src); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	if c.Rows == nil && c.Errors == nil {
 		return nil, fmt.Errorf("%s: no \"# Expected:\" or \"# Expected error:\" block", path)
 	}
@@ -122,6 +135,9 @@ func Read(path string) (*Case, error) {
 
 // Check runs the case and returns what differs from its expectations, nil when nothing.
 func (c *Case) Check(ctx context.Context) error {
+	if c.Suite != nil {
+		return c.checkSuite(ctx)
+	}
 	rows, err := Run(ctx, c.Path)
 	if c.Errors != nil {
 		if err == nil {
@@ -150,6 +166,28 @@ func (c *Case) Check(ctx context.Context) error {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		return fmt.Errorf("rows differ:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	return nil
+}
+
+// checkSuite runs the pipelines of a file in Beam's test format.
+func (c *Case) checkSuite(ctx context.Context) error {
+	results, err := c.Suite.Run(ctx, runner.LoadOptions{})
+	for i, r := range results {
+		if r.Err != nil {
+			err = fmt.Errorf("pipeline %d (%s): %w", i+1, r.Pipeline.Pos, r.Err)
+		}
+	}
+	switch {
+	case c.Errors == nil:
+		return err
+	case err == nil:
+		return fmt.Errorf("every pipeline passed, want an error with %q", c.Errors)
+	}
+	for _, want := range c.Errors {
+		if !strings.Contains(err.Error(), want) {
+			return fmt.Errorf("error %q lacks %q", err, want)
+		}
 	}
 	return nil
 }

@@ -32,6 +32,12 @@ func testCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitOK
 	for _, path := range pos {
+		if s, err := beamSuite(path); s != nil || err != nil {
+			if !runSuite(path, s, err, tf, stdout, stderr) {
+				code = exitInvalid
+			}
+			continue
+		}
 		if !runTests(path, *suite, tf, stdout, stderr) {
 			code = exitInvalid
 		}
@@ -112,4 +118,62 @@ func readSuite(path string) ([]*pipelinetest.Test, error) {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// beamSuite reads path when it is a file in Beam's test format (pipelines:, fixtures:), and
+// returns nil, nil when it is not.
+func beamSuite(path string) (*pipelinetest.Suite, error) {
+	src, err := readPipeline(path)
+	if err != nil || !pipelinetest.IsSuite(src) {
+		return nil, nil // not a suite: the pipeline's own loading reports what is wrong
+	}
+	return pipelinetest.ReadSuite(path, src)
+}
+
+// validateSuite validates every pipeline of a Beam test file and reports whether all are valid.
+func validateSuite(path string, s *pipelinetest.Suite, err error, tf *templateFlags, stdout, stderr io.Writer) bool {
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	plans, err := s.Validate(tf.opts)
+	for _, p := range plans {
+		shown.Merge(p.Secrets)
+		for _, w := range p.Warnings {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, shown.Mask(w.Summary))
+		}
+	}
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	fmt.Fprintf(stdout, "%s: valid (%d pipelines)\n", path, len(s.Pipelines))
+	return true
+}
+
+// runSuite runs the pipelines of a Beam test file in order and reports whether all passed.
+func runSuite(path string, s *pipelinetest.Suite, err error, tf *templateFlags, stdout, stderr io.Writer) bool {
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout*time.Duration(len(s.Pipelines)))
+	defer cancel()
+	results, err := s.Run(ctx, tf.opts)
+	if err != nil {
+		report(stderr, err)
+		return false
+	}
+	failed := 0
+	for i, r := range results {
+		if r.Err != nil {
+			failed++
+			fmt.Fprintf(stdout, "FAIL pipeline %d (%s)\n%s\n", i+1, r.Pipeline.Pos, indent(shown.Mask(r.Err.Error())))
+			continue
+		}
+		fmt.Fprintf(stdout, "ok   pipeline %d (%s)\n", i+1, r.Pipeline.Pos)
+	}
+	skipped := len(s.Pipelines) - len(results)
+	fmt.Fprintf(stdout, "%s: %d passed, %d failed, %d not run\n", path, len(results)-failed, failed, skipped)
+	return failed == 0 && skipped == 0
 }

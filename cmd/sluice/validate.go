@@ -26,6 +26,12 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 	tf.opts.Offline = !*checkServices
 	code := exitOK
 	for _, path := range pos {
+		if suite, err := beamSuite(path); suite != nil || err != nil {
+			if !validateSuite(path, suite, err, tf, stdout, stderr) {
+				code = exitInvalid
+			}
+			continue
+		}
 		p, err := tf.load(path)
 		if err != nil {
 			report(stderr, err)

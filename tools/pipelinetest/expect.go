@@ -2,7 +2,6 @@ package pipelinetest
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/diag"
@@ -101,9 +100,6 @@ func (w testRow) matches(g testRow) bool {
 	return true
 }
 
-// maxDiffRows is the most rows a diff lists on each side.
-const maxDiffRows = 20
-
 // compare matches the rows that arrived with the expected ones, in any order, and returns a
 // diff when they differ, else "".
 func (e *expectation) compare() string {
@@ -129,25 +125,8 @@ func (e *expectation) compare() string {
 	if len(missing) == 0 && len(unexpected) == 0 {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s %s %d %s, expected %d\n", e.spec.Pos, e.spec.Name, e.what, len(e.got), plural(len(e.got), "row"), len(e.want))
-	list := func(title string, rows []string) {
-		if len(rows) == 0 {
-			return
-		}
-		sort.Strings(rows)
-		fmt.Fprintf(&b, "  %s:\n", title)
-		for i, r := range rows {
-			if i == maxDiffRows {
-				fmt.Fprintf(&b, "    ... and %d more\n", len(rows)-i)
-				break
-			}
-			fmt.Fprintf(&b, "    %s\n", r)
-		}
-	}
-	list("- expected, not there", missing)
-	list("+ there, not expected", unexpected)
-	return strings.TrimRight(b.String(), "\n")
+	head := fmt.Sprintf("%s: %s %s %d %s, expected %d\n", e.spec.Pos, e.spec.Name, e.what, len(e.got), plural(len(e.got), "row"), len(e.want))
+	return strings.TrimRight(head+schemas.RowDiff(missing, unexpected), "\n")
 }
 
 func plural(n int, word string) string {

@@ -3,6 +3,6 @@ package all
 
 import (
 	_ "github.com/sluicehq/sluice/transforms/combine" // Combine, GroupByKey
-	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting, AssignTimestamps
+	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting, AssignTimestamps, AssertEqual
 	_ "github.com/sluicehq/sluice/transforms/python"  // language: python beyond expr-lang (Starlark)
 )
