@@ -73,6 +73,12 @@ func CheckLanguage(lang string) error {
 		"(language generic or expr), Python (language python) and JavaScript (language javascript)", lang)
 }
 
+// Truthy reports whether a boolean result of language lang (Filter's keep) is taken by the
+// language's truthiness, as Beam does for Python and JavaScript.
+func Truthy(lang string) bool {
+	return strings.EqualFold(lang, "python") || strings.EqualFold(lang, "javascript")
+}
+
 // Compile type-checks e against the fields of in. Its errors are diag.Diagnostic values
 // placed inside the expression's YAML text.
 func Compile(e component.Expr, in *schemas.Schema, o Options) (p *Program, err error) {

@@ -266,14 +266,16 @@ func (c *compilation) lineCol(idx int) (line, col int) {
 	return line, off - c.starts[line-1] + 1
 }
 
-// syntaxErrors reports the parser's errors, each at its place in the user's text.
+// syntaxErrors reports the parser's first error at its place in the user's text.
 func (c *compilation) syntaxErrors(err error) {
 	var list parser.ErrorList
 	if !errors.As(err, &list) {
 		c.errorAt(0, "SyntaxError: "+err.Error(), "")
 		return
 	}
-	for _, e := range list {
+	if len(list) > 0 {
+		// The first error only: the parser's later ones follow from it.
+		e := list[0]
 		c.errorAt(c.offsetOf(e.Position.Line, e.Position.Column), "SyntaxError: "+e.Message, "")
 	}
 }
