@@ -97,13 +97,13 @@ func (c *compilation) compile() *program {
 		return nil
 	}
 	p.prog = prog
+	if c.src.Kind != expr.KindExpression {
+		p.shape = rowShape(c.in) // before lanes are made
+	}
 	// The top-level code runs once now, so that its errors are build-time errors.
 	if _, err := p.newLane(initTimeout); err != nil {
 		c.diags = append(c.diags, diag.Diagnostic{Pos: err.Pos, Summary: err.Msg})
 		return nil
-	}
-	if c.src.Kind != expr.KindExpression {
-		p.shape = rowShape(c.in)
 	}
 	p.typ, p.nullable = c.infer(fn)
 	if c.opts.Truth {
