@@ -190,9 +190,10 @@ func (c *compilation) checkChain(d *ast.DotExpression, roots map[string]structRo
 	}
 	fields := root.fields
 	for i, name := range path {
-		f, ok := findField(fields, string(name.Name))
+		s := schemas.New(fields...)
+		f, ok := s.Field(string(name.Name))
 		if !ok {
-			names := fieldNames(fields)
+			names := s.Names()
 			where := root.where
 			if i > 0 {
 				where = fmt.Sprintf("%q", root.prefix+joinPath(path[:i]))
@@ -210,23 +211,6 @@ func (c *compilation) checkChain(d *ast.DotExpression, roots map[string]structRo
 		fields = f.Type.Fields
 	}
 	return true
-}
-
-func findField(fields []schemas.Field, name string) (schemas.Field, bool) {
-	for _, f := range fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return schemas.Field{}, false
-}
-
-func fieldNames(fields []schemas.Field) []string {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.Name
-	}
-	return names
 }
 
 func joinPath(ids []ast.Identifier) string {

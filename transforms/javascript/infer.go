@@ -118,7 +118,7 @@ func member(x *ast.DotExpression, env map[string]inferred) inferred {
 	name := string(x.Identifier.Name)
 	switch left.t.Kind {
 	case schemas.Struct:
-		if f, ok := findField(left.t.Fields, name); ok {
+		if f, ok := schemas.New(left.t.Fields...).Field(name); ok {
 			return inferred{t: f.Type, nullable: f.Nullable}
 		}
 	case schemas.String, schemas.Array:
