@@ -101,10 +101,12 @@ func (c *compilation) compile() *program {
 		p.shape = rowShape(c.in) // before lanes are made
 	}
 	// The top-level code runs once now, so that its errors are build-time errors.
-	if _, err := p.newLane(initTimeout); err != nil {
-		c.diags = append(c.diags, diag.Diagnostic{Pos: err.Pos, Summary: err.Msg})
+	l, ee := p.newLane(initTimeout)
+	if ee != nil {
+		c.diags = append(c.diags, diag.Diagnostic{Pos: ee.Pos, Summary: ee.Msg})
 		return nil
 	}
+	p.lanes.Put(l) // the first lane's runtime serves rows too
 	p.typ, p.nullable = c.infer(fn)
 	if c.opts.Truth {
 		p.truth, p.typ, p.nullable = true, schemas.Type{Kind: schemas.Bool}, false

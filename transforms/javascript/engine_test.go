@@ -139,3 +139,32 @@ func TestConcurrentLanes(t *testing.T) {
 		}
 	}
 }
+
+// path + name: a function of a .js file, declared or held by a const.
+func TestFile(t *testing.T) {
+	file := func(name string) expr.Spec {
+		s := expr.Spec{Kind: expr.KindFile, Name: name}
+		s.Expr.Text = "const K = 3;\nfunction triple(row) { return row.score * K }\nconst shout = row => row.user.toUpperCase();\n"
+		s.Expr.Pos.File, s.Expr.Pos.Line, s.Expr.Pos.Col = "udf.js", 1, 1
+		return s
+	}
+	for name, want := range map[string]any{"triple": int64(36), "shout": "ALICE"} {
+		v, _, err := runOpts(t, file(name), expr.Options{Language: "javascript"})
+		if err != nil || v != want {
+			t.Errorf("%s: %#v, %v, want %#v", name, v, err, want)
+		}
+	}
+	if _, _, err := runOpts(t, file("K"), expr.Options{Language: "javascript"}); err == nil || !strings.Contains(err.Error(), `udf.js:1:1: the file defines no function "K"`) {
+		t.Errorf("a constant as the function: %v", err)
+	}
+}
+
+// Top-level code that does not end fails the build instead of hanging it.
+func TestInitTimeout(t *testing.T) {
+	defer func(d time.Duration) { initTimeout = d }(initTimeout)
+	initTimeout = 50 * time.Millisecond
+	_, _, err := run(t, expr.KindCallable, "while (true) {}\nfunction f(row) { return 1 }")
+	if err == nil || !strings.Contains(err.Error(), "TimeoutError: the top-level code did not end within 50ms") {
+		t.Errorf("error %v, want a timeout", err)
+	}
+}

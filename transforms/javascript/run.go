@@ -51,11 +51,14 @@ type lane struct {
 // zero, bounds that code.
 func (p *program) newLane(timeout time.Duration) (*lane, *expr.Error) {
 	rt := goja.New()
+	var timer *time.Timer
 	if timeout > 0 {
-		t := time.AfterFunc(timeout, func() { rt.Interrupt("timeout") })
-		defer t.Stop()
+		timer = time.AfterFunc(timeout, func() { rt.Interrupt("timeout") })
 	}
 	v, err := rt.RunProgram(p.prog)
+	if timer != nil {
+		timer.Stop()
+	}
 	if err != nil {
 		var ie *goja.InterruptedError
 		if errors.As(err, &ie) {
@@ -63,7 +66,7 @@ func (p *program) newLane(timeout time.Duration) (*lane, *expr.Error) {
 		}
 		return nil, p.c.rowError(err)
 	}
-	rt.ClearInterrupt()
+	rt.ClearInterrupt() // the timer may have fired after the code ended
 	fn, ok := goja.AssertFunction(v)
 	if !ok {
 		return nil, &expr.Error{Pos: p.c.posAt(0), Msg: "TypeError: the code does not give a function"}
