@@ -26,12 +26,8 @@ type fnNode struct {
 func (c *compilation) function(tree *ast.Program) *fnNode {
 	var found *fnNode
 	if c.src.Kind == expr.KindFile || c.prefix == 0 {
-		name := c.src.Name
-		if c.src.Kind == expr.KindCallable {
-			name = c.lastFunction()
-		}
 		for _, s := range tree.Body {
-			if f := namedFunction(s, name); f != nil {
+			if f := namedFunction(s, c.fnName); f != nil {
 				found = f
 			}
 		}

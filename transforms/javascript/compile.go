@@ -41,6 +41,7 @@ type compilation struct {
 	opts  expr.Options
 	diags diag.List
 
+	fnName string // the function a script defines to call; "" for a function expression
 	gen    string // the generated script: prefix, the user's text, suffix
 	prefix int    // bytes of gen before the user's text
 	starts []int  // byte offsets of gen's lines
@@ -62,8 +63,8 @@ func (c *compilation) compile() *program {
 		if _, err := parser.ParseFile(nil, filename, c.gen, 0, parser.WithDisableSourceMaps); err != nil {
 			// Not one function expression: a script whose last function is the callable.
 			c.setGen("", text, "")
-			if name := c.lastFunction(); name != "" {
-				c.setGen("", text, "\n;("+name+")")
+			if c.fnName = c.lastFunction(); c.fnName != "" {
+				c.setGen("", text, "\n;("+c.fnName+")")
 			}
 		}
 	case expr.KindFile:
@@ -76,7 +77,8 @@ func (c *compilation) compile() *program {
 			c.errorAt(0, fmt.Sprintf("the file defines no function %q", c.src.Name), "")
 			return nil
 		}
-		c.setGen("", text, "\n;("+c.src.Name+")")
+		c.fnName = c.src.Name
+		c.setGen("", text, "\n;("+c.fnName+")")
 	}
 	tree, err := parser.ParseFile(nil, filename, c.gen, 0, parser.WithDisableSourceMaps)
 	if err != nil {

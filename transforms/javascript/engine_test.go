@@ -168,3 +168,11 @@ func TestInitTimeout(t *testing.T) {
 		t.Errorf("error %v, want a timeout", err)
 	}
 }
+
+// A problem is reported once, with the others of the same code.
+func TestErrorsOnce(t *testing.T) {
+	_, _, err := run(t, expr.KindCallable, "var x = 1")
+	if err == nil || strings.Count(err.Error(), "defines no function") != 1 {
+		t.Errorf("error %v, want one 'defines no function'", err)
+	}
+}
