@@ -58,8 +58,8 @@ func TestExprCompilerForConnectors(t *testing.T) {
 	if _, _, err := c.Compile(cfg.Bad, in, ""); err == nil || !strings.Contains(err.Error(), `k.yaml:2:6: unknown field "usr"`) {
 		t.Errorf("unknown field: %v", err)
 	}
-	if _, _, err := c.Compile(cfg.Key, in, "javascript"); err == nil {
-		t.Error("javascript accepted")
+	if _, _, err := c.Compile(cfg.Key, in, "ruby"); err == nil {
+		t.Error("ruby accepted")
 	}
 	zero, _, err := c.Compile(cfg.Zero, in, "")
 	if err != nil {

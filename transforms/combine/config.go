@@ -12,7 +12,7 @@ import (
 type CombineConfig struct {
 	GroupBy       yaml.Node                `yaml:"group_by" required:"true" doc:"Field or list of fields to group by; [] combines all records of a window into one."`
 	Combine       yaml.Node                `yaml:"combine" required:"true" doc:"Output field to combine function: 'out: sum' (combines field out), 'out: {value: field or expression, fn: sum}', or fn as {type: sum}. Functions: sum, count, min, max, mean, all, any, group (to_list), concat, top, latest, sample, Beam's apache_beam.transforms.combiners paths, or a Python function (a, b) -> value."`
-	Language      string                   `yaml:"language" doc:"Language of value expressions: generic (default), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Language of value expressions: generic (default), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: records that cannot be combined, and late records, go to this output instead of stopping the pipeline or being dropped."`
 }
 
@@ -21,7 +21,7 @@ type CombineConfig struct {
 type GroupByKeyConfig struct {
 	Key           yaml.Node                `yaml:"key" required:"true" doc:"Expression or field whose value groups the records."`
 	Values        yaml.Node                `yaml:"values" doc:"What is collected of each record: an expression or field, or a list of fields (a struct of them). Default: the whole record."`
-	Language      string                   `yaml:"language" doc:"Language of the expressions: generic (default), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Language of the expressions: generic (default), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Records whose key or values fail, and late records, go to this output instead of stopping the pipeline or being dropped."`
 }
 

@@ -66,16 +66,30 @@ func CheckLanguage(lang string) error {
 	case "", "generic", "expr", "python":
 		return nil
 	}
+	if engineFor(lang) != nil {
+		return nil // an engine-only language, such as javascript
+	}
 	return fmt.Errorf("language %q is not supported: sluice evaluates expr-lang expressions "+
-		"(language generic or expr) and Python (language python)", lang)
+		"(language generic or expr), Python (language python) and JavaScript (language javascript)", lang)
+}
+
+// Truthy reports whether a boolean result of language lang (Filter's keep) is taken by the
+// language's truthiness, as Beam does for Python and JavaScript.
+func Truthy(lang string) bool {
+	return strings.EqualFold(lang, "python") || strings.EqualFold(lang, "javascript")
 }
 
 // Compile type-checks e against the fields of in. Its errors are diag.Diagnostic values
 // placed inside the expression's YAML text.
 func Compile(e component.Expr, in *schemas.Schema, o Options) (p *Program, err error) {
 	c := &compiler{src: e, schema: in, opts: o, shadowed: map[string]bool{}}
-	if strings.EqualFold(o.Language, "python") {
-		c.engine = engineFor("python")
+	switch l := strings.ToLower(o.Language); l {
+	case "", "generic", "expr":
+	case "python":
+		c.engine = engineFor(l)
+	default:
+		// Languages other than Python have no fast path: expr-lang's meaning differs.
+		c.engine, c.engineOnly = engineFor(l), true
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -96,6 +110,8 @@ type compiler struct {
 	text     string
 	shadowed map[string]bool
 	engine   Engine // compiles the Python expr-lang refuses; nil when none is registered
+	// engineOnly is set for a language the engine compiles all of (javascript).
+	engineOnly bool
 }
 
 func (c *compiler) compile() (*Program, error) {
@@ -103,8 +119,11 @@ func (c *compiler) compile() (*Program, error) {
 		return nil, c.diagnostic(0, err.Error(), "")
 	}
 	p := &Program{src: c.src, lines: c.opts.Lines, field: -1, convert: c.opts.OutputType}
-	if i, ok := c.schema.Index(strings.TrimSpace(c.src.Text)); ok {
+	if i, ok := c.schema.Index(strings.TrimSpace(c.src.Text)); ok && (!c.engineOnly || !c.opts.Truth) {
 		return c.finish(p, i), nil
+	}
+	if c.engineOnly && c.engine != nil {
+		return c.dynamic()
 	}
 	c.text = c.src.Text
 	python := strings.EqualFold(c.opts.Language, "python")

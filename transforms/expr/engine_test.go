@@ -72,3 +72,38 @@ func TestEngineFallback(t *testing.T) {
 		t.Errorf("callable with language generic: %v, %v", p, err)
 	}
 }
+
+// A language registered by an engine alone (javascript) is accepted and runs every
+// expression on its engine, except a plain field name (a rename) outside Filter's keep.
+func TestEngineOnlyLanguage(t *testing.T) {
+	calls := 0
+	if err := CheckLanguage("fakescript"); err == nil {
+		t.Fatal("an unregistered language accepted")
+	}
+	RegisterEngine("fakescript", fakeEngine{&calls})
+	defer RegisterEngine("fakescript", nil)
+	if err := CheckLanguage("FakeScript"); err != nil {
+		t.Fatal(err)
+	}
+	at := diag.Pos{File: "p.yaml", Line: 1, Col: 1}
+	for _, tt := range []struct {
+		text   string
+		truth  bool
+		engine bool
+	}{{"amount + 1", false, true}, {"name", false, false}, {"ok", true, true}} {
+		before := calls
+		p, err := Compile(component.Expr{Text: tt.text, Pos: at}, testSchema, Options{Language: "fakescript", Truth: tt.truth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.dyn != nil && calls > before; got != tt.engine {
+			t.Errorf("%s (truth %v): engine used %v, want %v", tt.text, tt.truth, got, tt.engine)
+		}
+	}
+	if _, err := (Spec{Expr: component.Expr{Text: "row => 1", Pos: at}, Kind: KindCallable}).Compile(testSchema, Options{Language: "fakescript"}); err != nil {
+		t.Errorf("callable in an engine-only language: %v", err)
+	}
+	if !Truthy("javascript") || !Truthy("python") || Truthy("generic") {
+		t.Error("Truthy: python and javascript keep by truthiness, generic does not")
+	}
+}

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,8 +29,8 @@ type Spec struct {
 // mappingForm is Beam's mapping form of an expression.
 type mappingForm struct {
 	Expression component.Expr `yaml:"expression" doc:"The expression."`
-	Callable   component.Expr `yaml:"callable" doc:"A Python function taking the row (a def or a lambda); language python."`
-	Path       string         `yaml:"path" doc:"A Python file defining the function called name (language python); relative to the pipeline file."`
+	Callable   component.Expr `yaml:"callable" doc:"A function taking the row: in Python a def or a lambda, in JavaScript a function or an arrow function."`
+	Path       string         `yaml:"path" doc:"A .py or .js file (by the language) defining the function called name; relative to the pipeline file."`
 	Name       string         `yaml:"name" doc:"The function of path to call."`
 	OutputType yaml.Node      `yaml:"output_type" doc:"The type of the result (integer, number, string, boolean, or a JSON Schema); the result is converted to it."`
 }
@@ -92,7 +93,7 @@ func (m *mappingForm) source(d *component.Decoder, n *yaml.Node, owner string) (
 	return Spec{Expr: m.Expression}, true
 }
 
-// file reads the Python file of path, relative to the pipeline file's directory.
+// file reads the code file of path, relative to the pipeline file's directory.
 func (m *mappingForm) file(d *component.Decoder, n *yaml.Node) (Spec, bool) {
 	at := d.At(component.MappingValue(n, "path"))
 	if m.Name == "" {
@@ -105,7 +106,7 @@ func (m *mappingForm) file(d *component.Decoder, n *yaml.Node) (Spec, bool) {
 	}
 	text, err := os.ReadFile(path)
 	if err != nil {
-		d.Errorf(at, "cannot read the Python file: %v", err)
+		d.Errorf(at, "cannot read the file: %v", err)
 		return Spec{}, false
 	}
 	e := component.Expr{Text: string(text), Pos: diag.Pos{File: path, Line: 1, Col: 1}, Block: true}
@@ -131,13 +132,17 @@ func (s Spec) Compile(in *schemas.Schema, o Options) (*Program, error) {
 	if s.Kind == KindFile {
 		what, o.Lines = "path", nil // positions are the file's own
 	}
-	if l := strings.ToLower(o.Language); l != "" && l != "python" {
-		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs language: python",
-			Detail: "a callable is Python code; set language: python on the transform"}
+	lang := strings.ToLower(o.Language)
+	switch lang {
+	case "", "python":
+		lang = "python"
+	case "generic", "expr":
+		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs language: python or javascript",
+			Detail: "a callable is Python or JavaScript code; set the language on the transform"}
 	}
-	eng := engineFor("python")
+	eng := engineFor(lang)
 	if eng == nil {
-		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: what + " needs the Python engine, which this build lacks (transforms/python)"}
+		return nil, diag.Diagnostic{Pos: s.Expr.Pos, Summary: fmt.Sprintf("%s needs the %s engine, which this build lacks", what, lang)}
 	}
 	return compileDynamic(eng, Source{Kind: s.Kind, Expr: s.Expr, Name: s.Name}, in, o)
 }

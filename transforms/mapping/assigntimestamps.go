@@ -17,7 +17,7 @@ import (
 // AssignTimestampsConfig is the config of AssignTimestamps.
 type AssignTimestampsConfig struct {
 	Timestamp     yaml.Node                `yaml:"timestamp" required:"true" doc:"Field or expression giving each record's event time: a timestamp, a number of seconds since the epoch, or an RFC 3339 string."`
-	Language      string                   `yaml:"language" doc:"Expression language: generic (default), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Expression language: generic (default), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records whose timestamp fails or is not a time to this output instead of stopping."`
 }
 

@@ -2,7 +2,6 @@ package mapping
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -16,7 +15,7 @@ import (
 // <expr> is <type>". The result is nil when there were problems.
 func compileOne(ctx *component.Context, n *yaml.Node, lang string, want schemas.Kind, key, purpose string) *expr.Program {
 	opts, ok := expr.OptionsFor(ctx, lang)
-	opts.Truth = want == schemas.Bool && strings.EqualFold(lang, "python")
+	opts.Truth = want == schemas.Bool && expr.Truthy(lang)
 	p := expr.CompileAt(ctx, n, ctx.Input(), opts)
 	if !ok || p == nil {
 		return nil

@@ -13,7 +13,7 @@ import (
 // FilterConfig is the config of Filter.
 type FilterConfig struct {
 	Keep          yaml.Node                `yaml:"keep" required:"true" doc:"Boolean expression (or {expression: ...}); a record is kept only when it is true."`
-	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records whose expression fails or is not a boolean to this output instead of stopping."`
 }
 

@@ -17,7 +17,7 @@ type MapToFieldsConfig struct {
 	Fields        yaml.Node                `yaml:"fields" doc:"Output fields: name to an expression, {expression, output_type}, or an input field name (a rename, which keeps the field's type)."`
 	Append        bool                     `yaml:"append" doc:"Keep the input fields; fields of the same name are replaced in place."`
 	Drop          []string                 `yaml:"drop" doc:"Input fields to leave out (with append)."`
-	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records whose expressions fail to this output instead of stopping."`
 }
 

@@ -15,7 +15,7 @@ type PartitionConfig struct {
 	By            yaml.Node                `yaml:"by" required:"true" doc:"Expression (or field name) giving the name of the output each record goes to."`
 	Outputs       []string                 `yaml:"outputs" required:"true" doc:"The outputs; each is an output tag of this transform."`
 	UnknownOutput string                   `yaml:"unknown_output" doc:"Output for records whose value is not listed in outputs (or is null); without it such a record is an error."`
-	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, or python (Python: expr-lang where it means the same, else Starlark; callable and path+name too)."`
+	Language      string                   `yaml:"language" doc:"Expression language: generic (default, expr-lang), expr, python (Python: expr-lang where it means the same, else Starlark) or javascript (goja); callable and path+name in python and javascript."`
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records that cannot be routed to this output instead of stopping."`
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/expr"
+	_ "github.com/sluicehq/sluice/transforms/javascript" // language javascript, for the goja cases
 )
 
 // gameEvent is a row like Beam's GAME_EVENT examples: user, team, score, timestamp.
@@ -37,6 +38,11 @@ var (
 		`score >= 10 and user != "bot"`}
 	benchCallables = []string{`lambda row: row.score * 2`, `lambda row: row.team + ":" + row.user`,
 		`lambda row: row.score > 100 and row.team == "red"`, `lambda row: row.score >= 10 and row.user != "bot"`}
+	// The same in JavaScript (language javascript, on goja).
+	benchJSExprs = []string{`score * 2`, `team + ":" + user`, `score > 100 && team === "red"`,
+		`score >= 10 && user !== "bot"`}
+	benchJSCallables = []string{`row => row.score * 2`, `row => row.team + ":" + row.user`,
+		`row => row.score > 100 && row.team === "red"`, `row => row.score >= 10 && row.user !== "bot"`}
 )
 
 // cpuTime is the CPU time the process has used (user and system, all threads): on a
@@ -51,19 +57,22 @@ func cpuTime(b *testing.B) time.Duration {
 }
 
 // BenchmarkMapFilter compares, on GAME_EVENT-like rows, the expr-lang fast path, the same
-// expressions on Starlark, and Starlark callables: rows/s of three MapToFields fields and a
-// Filter.
+// expressions on Starlark, Starlark callables, and the same in JavaScript on goja: rows/s of
+// three MapToFields fields and a Filter.
 func BenchmarkMapFilter(b *testing.B) {
-	compile := func(b *testing.B, kind expr.SourceKind, texts []string, starlark bool) []*expr.Program {
+	compile := func(b *testing.B, kind expr.SourceKind, texts []string, starlark bool, lang string) []*expr.Program {
 		var progs []*expr.Program
 		for _, text := range texts {
 			src := expr.Source{Kind: kind, Expr: component.Expr{Text: text, Pos: diag.Pos{File: "b.yaml", Line: 1, Col: 1}}}
-			o := expr.Options{Language: "python"}
+			o := expr.Options{Language: lang}
 			var p *expr.Program
 			var err error
-			if starlark {
+			switch {
+			case starlark:
 				p, err = expr.CompileWith(engine{}, src, gameEvent, o)
-			} else {
+			case lang == "javascript":
+				p, err = expr.Spec{Expr: src.Expr, Kind: kind}.Compile(gameEvent, o)
+			default:
 				p, err = expr.Compile(src.Expr, gameEvent, o)
 			}
 			if err != nil {
@@ -78,13 +87,16 @@ func BenchmarkMapFilter(b *testing.B) {
 		kind     expr.SourceKind
 		texts    []string
 		starlark bool
+		lang     string
 	}{
-		{"expr", expr.KindExpression, benchExprs, false},
-		{"starlark-expression", expr.KindExpression, benchExprs, true},
-		{"starlark-callable", expr.KindCallable, benchCallables, true},
+		{"expr", expr.KindExpression, benchExprs, false, "python"},
+		{"starlark-expression", expr.KindExpression, benchExprs, true, "python"},
+		{"starlark-callable", expr.KindCallable, benchCallables, true, "python"},
+		{"goja-expression", expr.KindExpression, benchJSExprs, false, "javascript"},
+		{"goja-callable", expr.KindCallable, benchJSCallables, false, "javascript"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			ev := expr.NewEvaluator(gameEvent, compile(b, c.kind, c.texts, c.starlark)...)
+			ev := expr.NewEvaluator(gameEvent, compile(b, c.kind, c.texts, c.starlark, c.lang)...)
 			rows := gameEvents(500)
 			kept := 0
 			b.ReportAllocs()
