@@ -55,41 +55,71 @@ func (g *groupFencer) commit(ctx context.Context, cl *kgo.Client, fences []compo
 		if err != nil {
 			return err
 		}
-		commit := kmsg.NewPtrTxnOffsetCommitRequest()
-		commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch = txnID, id, epoch
-		commit.Group, commit.MemberID, commit.Generation = f.Group, f.MemberID, f.Generation
-		for src, parts := range f.Offsets {
-			topic, ok := topicOf(src)
-			if !ok {
-				continue
-			}
-			t := kmsg.NewTxnOffsetCommitRequestTopic()
-			t.Topic, t.TopicID = topic, ids[topic] // by name up to v5, by id from v6
-			for p, next := range parts {
-				tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-				tp.Partition, tp.Offset, tp.LeaderEpoch = p, next, -1
-				t.Partitions = append(t.Partitions, tp)
-			}
-			commit.Topics = append(commit.Topics, t)
-		}
-		cresp, err := commit.RequestWith(ctx, cl)
-		if err != nil {
-			return fmt.Errorf("committing offsets to group %q in the transaction: %w", f.Group, err)
-		}
-		for _, t := range cresp.Topics {
-			for _, p := range t.Partitions {
-				err := kerr.ErrorForCode(p.ErrorCode)
-				switch {
-				case err == nil:
-				case errors.Is(err, kerr.IllegalGeneration), errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID), errors.Is(err, kerr.StaleMemberEpoch):
-					return fmt.Errorf("%w (group %q, generation %d: %v)", component.ErrFencedCopy, f.Group, f.Generation, err)
-				default:
-					return fmt.Errorf("committing offsets to group %q in the transaction, topic %s partition %d: %w", f.Group, t.Topic, p.Partition, err)
+		gen := f.Generation
+		for {
+			err := commitOffsets(ctx, cl, txnID, id, epoch, f, gen, ids)
+			if !errors.Is(err, kerr.IllegalGeneration) {
+				if err != nil && fencedErr(err) {
+					return fmt.Errorf("%w (group %q, generation %d: %v)", component.ErrFencedCopy, f.Group, gen, err)
 				}
+				if err != nil {
+					return err
+				}
+				break
+			}
+			// A rebalance moved the generation under this commit. When the copy kept every
+			// partition it commits, the commit goes on with the new generation, in the same
+			// transaction (the refused request changed nothing); else the copy is fenced.
+			next, ok := currentGeneration(f)
+			if !ok || next <= gen {
+				return fmt.Errorf("%w (group %q, generation %d: %v)", component.ErrFencedCopy, f.Group, gen, err)
+			}
+			gen = next
+		}
+	}
+	return nil
+}
+
+// commitOffsets commits f's offsets in the open transaction with generation gen.
+func commitOffsets(ctx context.Context, cl *kgo.Client, txnID string, id int64, epoch int16, f component.GroupFence, gen int32, ids map[string][16]byte) error {
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.ProducerID, commit.ProducerEpoch = txnID, id, epoch
+	commit.Group, commit.MemberID, commit.Generation = f.Group, f.MemberID, gen
+	for src, parts := range f.Offsets {
+		topic, ok := topicOf(src)
+		if !ok {
+			continue
+		}
+		t := kmsg.NewTxnOffsetCommitRequestTopic()
+		t.Topic, t.TopicID = topic, ids[topic] // by name up to v5, by id from v6
+		for p, next := range parts {
+			tp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			tp.Partition, tp.Offset, tp.LeaderEpoch = p, next, -1
+			t.Partitions = append(t.Partitions, tp)
+		}
+		commit.Topics = append(commit.Topics, t)
+	}
+	resp, err := commit.RequestWith(ctx, cl)
+	if err != nil {
+		return fmt.Errorf("committing offsets to group %q in the transaction: %w", f.Group, err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+				if fencedErr(err) {
+					return err
+				}
+				return fmt.Errorf("committing offsets to group %q in the transaction, topic %s partition %d: %w", f.Group, t.Topic, p.Partition, err)
 			}
 		}
 	}
 	return nil
+}
+
+// fencedErr reports the group's answers that say this copy's membership is not current.
+func fencedErr(err error) bool {
+	return errors.Is(err, kerr.IllegalGeneration) || errors.Is(err, kerr.UnknownMemberID) ||
+		errors.Is(err, kerr.FencedInstanceID) || errors.Is(err, kerr.StaleMemberEpoch)
 }
 
 // topicIDs returns the ids of the topics of f, which TxnOffsetCommit v6+ names them by. They

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -59,6 +60,7 @@ func (s *source) openGroup(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.offsets, s.ends, s.buffered, s.handedOver, s.joined = schemas.Offsets{}, nil, nil, map[component.Partition]bool{}, false
+	s.ownedSince = map[component.Partition]int32{}
 	s.setEnds(pos)
 	s.mu.Unlock()
 	opts := append(s.set.consumerOpts(),
@@ -67,7 +69,7 @@ func (s *source) openGroup(ctx context.Context) error {
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.DisableAutoCommit(),
 		kgo.AdjustFetchOffsetsFn(s.adjust),
-		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { s.setJoined() }),
+		kgo.OnPartitionsAssigned(func(_ context.Context, cl *kgo.Client, assigned map[string][]int32) { s.assigned(cl, assigned) }),
 		kgo.OnPartitionsRevoked(s.revoked),
 		kgo.OnPartitionsLost(s.lost),
 	)
@@ -89,6 +91,12 @@ func (s *source) openGroup(ctx context.Context) error {
 // its partitions at once; when the broker does not let it go within leaveTimeout, the copy
 // closes without leaving, and the group moves its partitions when its session expires.
 func (s *source) closeMember() {
+	members.Range(func(id, m any) bool {
+		if m == s {
+			members.Delete(id)
+		}
+		return true
+	})
 	cl, cancel := s.cl, s.cancelMember
 	s.cancelMember = nil
 	defer cancel()
@@ -124,10 +132,57 @@ func (s *source) closeMember() {
 	}
 }
 
-func (s *source) setJoined() {
+// members finds the group members of this process by member id: a transaction fenced with a
+// generation that a rebalance has replaced since asks its member whether the copy still owns
+// what it commits (groupFencer.commit).
+var members sync.Map // member id -> *source
+
+// assigned records the partitions the group gave this copy and the generation they came in.
+func (s *source) assigned(cl *kgo.Client, m map[string][]int32) {
+	member, gen := cl.GroupMetadata()
+	parts := s.partitions(m)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.joined = true
+	for _, p := range parts {
+		s.ownedSince[p] = gen
+	}
+	if member != "" {
+		members.Store(member, s)
+	}
+}
+
+// stillOwns returns the copy's current generation when member is still its member id and it
+// has owned every partition of offsets since generation gen or earlier: then no other copy
+// can have had them in between, and committing their offsets with the current generation is
+// what a commit that started after the rebalance would have done. A cooperative rebalance
+// that only adds partitions to this copy (another copy left or died) moves the generation
+// under a commit in flight; without this the copy would take itself for fenced and stop.
+func (s *source) stillOwns(member string, gen int32, offsets schemas.Offsets) (int32, bool) {
+	current, currentGen := s.Member()
+	if current != member || currentGen <= gen {
+		return 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for src, parts := range offsets {
+		for p := range parts {
+			if since, ok := s.ownedSince[component.Partition{Source: src, Partition: p}]; !ok || since > gen {
+				return 0, false
+			}
+		}
+	}
+	return currentGen, true
+}
+
+// currentGeneration returns the generation to commit f's offsets with after the group refused
+// f.Generation: the member's current one when it still owns them (stillOwns).
+func currentGeneration(f component.GroupFence) (int32, bool) {
+	m, ok := members.Load(f.MemberID)
+	if !ok {
+		return 0, false
+	}
+	return m.(*source).stillOwns(f.MemberID, f.Generation, f.Offsets)
 }
 
 // adjust sets where newly assigned partitions start: where the sinks committed them (the
@@ -203,6 +258,7 @@ func (s *source) handOver(m map[string][]int32) []component.Partition {
 	defer s.mu.Unlock()
 	for _, p := range parts {
 		s.handedOver[p] = true
+		delete(s.ownedSince, p)
 	}
 	s.buffered = slices.DeleteFunc(s.buffered, func(c chunk) bool {
 		return s.handedOver[component.Partition{Source: sourceName(c.topic), Partition: c.partition}]

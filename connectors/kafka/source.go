@@ -55,11 +55,12 @@ type source struct {
 
 	// mu guards the fields below: group rebalances change them while Read runs.
 	mu         sync.Mutex
-	buffered   []chunk                      // fetched records not returned yet, in fetch order
-	offsets    schemas.Offsets              // next offset of every partition, for Offsets
-	ends       schemas.Offsets              // with StopAtEnd: where each partition ends
-	handedOver map[component.Partition]bool // given up in a rebalance: records dropped
-	joined     bool                         // in a group: the first assignment happened
+	buffered   []chunk                       // fetched records not returned yet, in fetch order
+	offsets    schemas.Offsets               // next offset of every partition, for Offsets
+	ends       schemas.Offsets               // with StopAtEnd: where each partition ends
+	handedOver map[component.Partition]bool  // given up in a rebalance: records dropped
+	joined     bool                          // in a group: the first assignment happened
+	ownedSince map[component.Partition]int32 // in a group: the generation each owned partition came in
 }
 
 // chunk is what one poll fetched from one partition and Read has not returned yet.
