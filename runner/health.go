@@ -20,9 +20,9 @@ type Health struct {
 	allowed time.Duration // how long the loop may stay away before the run is not alive
 }
 
-// NewHealth returns the health of a run that has not started.
+// NewHealth returns the health of a run that has not started (its pipeline may be loading).
 func NewHealth() *Health {
-	return &Health{now: time.Now, phase: "loading the pipeline"}
+	return &Health{now: time.Now, phase: "starting"}
 }
 
 // minStall is the least time the epoch loop may stay away before the run counts as stuck: a

@@ -23,8 +23,8 @@ pipeline:
 options: {checkpoint_interval: 20ms}
 `)
 	h := runner.NewHealth()
-	if err := h.Ready(); err == nil || !strings.Contains(err.Error(), "loading") {
-		t.Fatalf("before the run: Ready() = %v, want not ready while loading", err)
+	if err := h.Ready(); err == nil || !strings.Contains(err.Error(), "starting") {
+		t.Fatalf("before the run: Ready() = %v, want not ready while starting", err)
 	}
 	if err := h.Live(); err != nil {
 		t.Fatalf("before the run: Live() = %v, want alive", err)

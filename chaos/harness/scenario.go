@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // scenario is one sink and delivery of a run, with a broker of its own.
@@ -242,6 +245,12 @@ func (sc *scenario) drain(ctx context.Context) {
 	} else {
 		sc.note("the copies had not caught up %v after the producer stopped (lag %d); a final copy runs with --stop-at-end", caught.Round(time.Second), lag)
 	}
+	// A stopped copy that could not leave the group (the broker held its leave) stays a member
+	// until its session expires; a final copy that joined before then would be given only its
+	// share of the partitions, read that share to its end and stop, leaving the rest unread.
+	if sc.spec.grouped() {
+		sc.waitGroupEmpty(ctx)
+	}
 	rctx, cancel := context.WithTimeout(ctx, sc.cfg.DrainTimeout+time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(rctx, sc.bin, "run", sc.pipeline, "--stop-at-end", "--instance", "a").CombinedOutput()
@@ -255,6 +264,28 @@ func (sc *scenario) drain(ctx context.Context) {
 	} else {
 		sc.res.Drain = fmt.Sprintf("a final --stop-at-end run, then no lag known: %v", err)
 	}
+}
+
+// waitGroupEmpty waits until the copies' consumer group has no member, at most two sessions.
+func (sc *scenario) waitGroupEmpty(ctx context.Context) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.broker.addr))
+	if err != nil {
+		sc.note("the group's members could not be listed: %v", err)
+		return
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	group := "chaos_" + sc.spec.name()
+	for deadline := time.Now().Add(2 * sessionTimer); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
+		groups, err := adm.DescribeGroups(ctx, group)
+		if err != nil {
+			continue
+		}
+		if g, ok := groups[group]; ok && g.Err == nil && len(g.Members) == 0 {
+			return
+		}
+	}
+	sc.note("the consumer group still had members %v after the copies stopped", 2*sessionTimer)
 }
 
 // lag asks `sluice status --json` how far the sink's commits are behind the input's ends.
