@@ -32,7 +32,13 @@ func JSONSchema(t reflect.Type) map[string]any {
 	case reflect.Float64:
 		return map[string]any{"type": "number"}
 	case reflect.Slice:
-		return map[string]any{"type": "array", "items": JSONSchema(t.Elem())}
+		list := map[string]any{"type": "array", "items": JSONSchema(t.Elem())}
+		if t.Elem().Kind() == reflect.String {
+			// The decoder takes a single string for a list of strings (ReadFromKafka's
+			// topic: t or [t1, t2]), so the schema does too.
+			return map[string]any{"anyOf": []any{map[string]any{"type": "string"}, list}}
+		}
+		return list
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": JSONSchema(t.Elem())}
 	case reflect.Struct:
@@ -45,6 +51,16 @@ func JSONSchema(t reflect.Type) map[string]any {
 			}
 			if len(f.enum) > 0 {
 				s["enum"] = f.enum
+				if alts, ok := s["anyOf"].([]any); ok { // a string or a list of them: each from the enum
+					for _, a := range alts {
+						if a := a.(map[string]any); a["type"] == "string" {
+							a["enum"] = f.enum
+						} else {
+							a["items"].(map[string]any)["enum"] = f.enum
+						}
+					}
+					delete(s, "enum")
+				}
 			}
 			props[f.name] = s
 			for _, a := range f.aliases {
