@@ -146,7 +146,7 @@ func (c *compilation) exprParams(text string) []param {
 		}
 		seen[name] = true
 		if i, ok := c.in.Index(name); ok {
-			params = append(params, param{index: i, shape: shapeOf(c.in.Fields[i].Type)})
+			params = append(params, param{index: i, shape: expr.ShapeOf(c.in.Fields[i].Type)})
 		}
 	}
 	return params

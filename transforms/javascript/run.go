@@ -112,7 +112,7 @@ func (r *runner) Run(in schemas.Row) (out any, err error) {
 	}()
 	if p.kind == expr.KindExpression {
 		for i, a := range p.params {
-			l.args[i] = a.shape.value(l, in[a.index])
+			l.args[i] = value(a.shape, l, in[a.index])
 		}
 	} else {
 		l.row.r = in

@@ -9,51 +9,21 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/expr"
 )
 
-// shape converts the values of one schema type to JavaScript, with what structs need
-// precomputed (the field index and the shapes of their fields).
-type shape struct {
-	t      schemas.Type
-	elem   *shape
-	fields []schemas.Field
-	keys   []string
-	index  map[string]int
-	sub    []*shape
-}
-
-func shapeOf(t schemas.Type) *shape {
-	s := &shape{t: t}
-	switch t.Kind {
-	case schemas.Array, schemas.Map:
-		if t.Elem != nil {
-			s.elem = shapeOf(*t.Elem)
-		}
-	case schemas.Struct:
-		s.fields = t.Fields
-		s.keys = make([]string, len(t.Fields))
-		s.index = make(map[string]int, len(t.Fields))
-		s.sub = make([]*shape, len(t.Fields))
-		for i, f := range t.Fields {
-			s.keys[i] = f.Name
-			s.index[f.Name] = i
-			s.sub[i] = shapeOf(f.Type)
-		}
-	}
-	return s
-}
+// shape is a schema type with its conversions precomputed (expr.Shape).
+type shape = expr.Shape
 
 // rowShape is the shape of a row of schema in.
-func rowShape(in *schemas.Schema) *shape {
-	return shapeOf(schemas.Type{Kind: schemas.Struct, Fields: in.Fields})
-}
+func rowShape(in *schemas.Schema) *shape { return expr.RowShape(in) }
 
 // value converts v, a row value of s's type, to JavaScript on lane l.
-func (s *shape) value(l *lane, v any) goja.Value {
+func value(s *shape, l *lane, v any) goja.Value {
 	if v == nil {
 		return goja.Null()
 	}
-	switch s.t.Kind {
+	switch s.Type.Kind {
 	case schemas.Struct:
 		switch x := v.(type) {
 		case map[string]any:
@@ -62,18 +32,18 @@ func (s *shape) value(l *lane, v any) goja.Value {
 			return l.rt.NewDynamicObject(&rowObject{lane: l, shape: s, r: x})
 		}
 	case schemas.Array:
-		if x, ok := v.([]any); ok && s.elem != nil {
+		if x, ok := v.([]any); ok && s.Elem != nil {
 			out := make([]any, len(x))
 			for i, e := range x {
-				out[i] = s.elem.value(l, e)
+				out[i] = value(s.Elem, l, e)
 			}
 			return l.rt.NewArray(out...)
 		}
 	case schemas.Map:
-		if x, ok := v.(map[string]any); ok && s.elem != nil {
+		if x, ok := v.(map[string]any); ok && s.Elem != nil {
 			o := l.rt.NewObject()
 			for _, k := range sortedKeys(x) {
-				_ = o.Set(k, s.elem.value(l, x[k]))
+				_ = o.Set(k, value(s.Elem, l, x[k]))
 			}
 			return o
 		}
@@ -137,25 +107,25 @@ func (o *rowObject) get(i int) any {
 	if o.r != nil {
 		return o.r[i]
 	}
-	return o.m[o.shape.fields[i].Name]
+	return o.m[o.shape.Fields[i].Name]
 }
 
 func (o *rowObject) Get(key string) goja.Value {
-	i, ok := o.shape.index[key]
+	i, ok := o.shape.Index[key]
 	if !ok {
 		return nil
 	}
-	return o.shape.sub[i].value(o.lane, o.get(i))
+	return value(o.shape.Sub[i], o.lane, o.get(i))
 }
 
-func (o *rowObject) Has(key string) bool         { _, ok := o.shape.index[key]; return ok }
+func (o *rowObject) Has(key string) bool         { _, ok := o.shape.Index[key]; return ok }
 func (o *rowObject) Set(string, goja.Value) bool { return false }
 func (o *rowObject) Delete(string) bool          { return false }
-func (o *rowObject) Keys() []string              { return o.shape.keys }
+func (o *rowObject) Keys() []string              { return o.shape.Keys }
 
 func (o *rowObject) toMap() map[string]any {
-	out := make(map[string]any, len(o.shape.fields))
-	for i, f := range o.shape.fields {
+	out := make(map[string]any, len(o.shape.Fields))
+	for i, f := range o.shape.Fields {
 		out[f.Name] = o.get(i)
 	}
 	return out

@@ -103,7 +103,7 @@ func (c *compilation) compile() *program {
 	if c.src.Kind == expr.KindReduce {
 		// The two values, passed as they are; the result has their type.
 		for i, f := range c.in.Fields {
-			p.params = append(p.params, param{index: i, shape: shapeOf(f.Type)})
+			p.params = append(p.params, param{index: i, shape: expr.ShapeOf(f.Type)})
 		}
 		p.typ, p.nullable = c.in.Fields[0].Type, true
 		return p
@@ -153,7 +153,7 @@ func (c *compilation) expressionModule(p *program) bool {
 			if i, ok := c.in.Index(id.Name); ok && isIdentifier(id.Name) {
 				seen[id.Name] = true
 				names = append(names, id.Name)
-				p.params = append(p.params, param{index: i, shape: shapeOf(c.in.Fields[i].Type)})
+				p.params = append(p.params, param{index: i, shape: expr.ShapeOf(c.in.Fields[i].Type)})
 			}
 		}
 		return true

@@ -65,7 +65,7 @@ func (r *runner) Run(in schemas.Row) (out any, err error) {
 	}()
 	if p.kind == expr.KindExpression || p.kind == expr.KindReduce {
 		for i, a := range p.params {
-			r.args[i] = a.shape.value(in[a.index])
+			r.args[i] = value(a.shape, in[a.index])
 		}
 	} else {
 		r.row.r = in

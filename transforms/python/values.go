@@ -8,50 +8,23 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/expr"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
 
-// shape converts the values of one schema type to Starlark, with what structs need
-// precomputed (the field index and the shapes of their fields).
-type shape struct {
-	t      schemas.Type
-	elem   *shape
-	fields []schemas.Field
-	index  map[string]int
-	sub    []*shape
-}
-
-func shapeOf(t schemas.Type) *shape {
-	s := &shape{t: t}
-	switch t.Kind {
-	case schemas.Array, schemas.Map:
-		if t.Elem != nil {
-			s.elem = shapeOf(*t.Elem)
-		}
-	case schemas.Struct:
-		s.fields = t.Fields
-		s.index = make(map[string]int, len(t.Fields))
-		s.sub = make([]*shape, len(t.Fields))
-		for i, f := range t.Fields {
-			s.index[f.Name] = i
-			s.sub[i] = shapeOf(f.Type)
-		}
-	}
-	return s
-}
+// shape is a schema type with its conversions precomputed (expr.Shape).
+type shape = expr.Shape
 
 // rowShape is the shape of a row of schema in.
-func rowShape(in *schemas.Schema) *shape {
-	return shapeOf(schemas.Type{Kind: schemas.Struct, Fields: in.Fields})
-}
+func rowShape(in *schemas.Schema) *shape { return expr.RowShape(in) }
 
 // value converts v, a row value of s's type, to Starlark.
-func (s *shape) value(v any) starlark.Value {
+func value(s *shape, v any) starlark.Value {
 	if v == nil {
 		return starlark.None
 	}
-	switch s.t.Kind {
+	switch s.Type.Kind {
 	case schemas.Struct:
 		switch x := v.(type) {
 		case map[string]any:
@@ -60,18 +33,18 @@ func (s *shape) value(v any) starlark.Value {
 			return &row{shape: s, r: x}
 		}
 	case schemas.Array:
-		if x, ok := v.([]any); ok && s.elem != nil {
+		if x, ok := v.([]any); ok && s.Elem != nil {
 			out := make([]starlark.Value, len(x))
 			for i, e := range x {
-				out[i] = s.elem.value(e)
+				out[i] = value(s.Elem, e)
 			}
 			return starlark.NewList(out)
 		}
 	case schemas.Map:
-		if x, ok := v.(map[string]any); ok && s.elem != nil {
+		if x, ok := v.(map[string]any); ok && s.Elem != nil {
 			d := starlark.NewDict(len(x))
 			for _, k := range sortedKeys(x) {
-				_ = d.SetKey(starlark.String(k), s.elem.value(x[k]))
+				_ = d.SetKey(starlark.String(k), value(s.Elem, x[k]))
 			}
 			return d
 		}
@@ -206,11 +179,11 @@ func (r *row) get(i int) any {
 	if r.r != nil {
 		return r.r[i]
 	}
-	return r.m[r.shape.fields[i].Name]
+	return r.m[r.shape.Fields[i].Name]
 }
 
 func (r *row) Attr(name string) (starlark.Value, error) {
-	i, ok := r.shape.index[name]
+	i, ok := r.shape.Index[name]
 	if !ok {
 		if name == "_asdict" {
 			return starlark.NewBuiltin("_asdict", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
@@ -219,28 +192,28 @@ func (r *row) Attr(name string) (starlark.Value, error) {
 		}
 		return nil, nil
 	}
-	return r.shape.sub[i].value(r.get(i)), nil
+	return value(r.shape.Sub[i], r.get(i)), nil
 }
 
 func (r *row) AttrNames() []string {
-	names := make([]string, len(r.shape.fields))
-	for i, f := range r.shape.fields {
+	names := make([]string, len(r.shape.Fields))
+	for i, f := range r.shape.Fields {
 		names[i] = f.Name
 	}
 	return names
 }
 
 func (r *row) dict() *starlark.Dict {
-	d := starlark.NewDict(len(r.shape.fields))
-	for i, f := range r.shape.fields {
-		_ = d.SetKey(starlark.String(f.Name), r.shape.sub[i].value(r.get(i)))
+	d := starlark.NewDict(len(r.shape.Fields))
+	for i, f := range r.shape.Fields {
+		_ = d.SetKey(starlark.String(f.Name), value(r.shape.Sub[i], r.get(i)))
 	}
 	return d
 }
 
 func (r *row) toMap() (map[string]any, error) {
-	out := make(map[string]any, len(r.shape.fields))
-	for i, f := range r.shape.fields {
+	out := make(map[string]any, len(r.shape.Fields))
+	for i, f := range r.shape.Fields {
 		out[f.Name] = r.get(i)
 	}
 	return out, nil
@@ -248,7 +221,7 @@ func (r *row) toMap() (map[string]any, error) {
 
 func (r *row) String() string {
 	s := "Row("
-	for i, f := range r.shape.fields {
+	for i, f := range r.shape.Fields {
 		if i > 0 {
 			s += ", "
 		}
