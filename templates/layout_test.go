@@ -134,6 +134,28 @@ func TestUndeclaredVariableGiven(t *testing.T) {
 	}
 }
 
+// TestUndeclaredVariableAsParameter: a parameter that the template does not declare but its
+// pipeline uses as a variable is passed to Jinja, as Google's launcher does (its integration
+// tests give Kafka_To_Iceberg's bootstrap_servers so); a name the pipeline does not use is
+// still an unknown parameter.
+func TestUndeclaredVariableAsParameter(t *testing.T) {
+	tmpl, _ := filepath.Abs("testdata/dataflow/yaml/SourceToLog.yaml")
+	r, err := render(t, tmpl, params("servers", "localhost:9092", "topic", "events", "window", "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings) != 0 {
+		t.Errorf("a given variable must not be warned about: %v", r.Warnings)
+	}
+	if got, _ := value(t, r, "pipeline.transforms.1.type"); got != "WindowInto" {
+		t.Errorf("the given window must make the WindowInto:\n%s", r.Display())
+	}
+	_, err = render(t, tmpl, params("servers", "localhost:9092", "topic", "events", "windw", "10"))
+	if err == nil || !strings.Contains(err.Error(), `unknown parameter "windw"`) {
+		t.Errorf("a name the pipeline does not use must be an unknown parameter, got %v", err)
+	}
+}
+
 // TestBuiltinsUseOptionGroups: the built-in templates that share parameters declare them in
 // option groups of builtin/options/, as Google's do, and those expand.
 func TestBuiltinsUseOptionGroups(t *testing.T) {

@@ -112,7 +112,7 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 	var diags diag.List
 	res := &Result{Source: src, Secrets: &secret.Set{}, display: string(src)}
 	res.Header = ReadHeader(path, src, &diags)
-	vars, binds := bind(path, res.Header, in, res.Secrets, &diags)
+	vars, binds := bind(path, src, res.Header, in, res.Secrets, &diags)
 	if len(diags) > 0 {
 		return nil, diags.Err()
 	}
@@ -134,7 +134,7 @@ func Render(path string, src []byte, in Input) (*Result, error) {
 
 // bind validates the given parameters against the header and returns the template variables
 // and the string values among them.
-func bind(path string, h *Header, in Input, secrets *secret.Set, diags *diag.List) (map[string]any, []*binding) {
+func bind(path string, src []byte, h *Header, in Input, secrets *secret.Set, diags *diag.List) (map[string]any, []*binding) {
 	vars := map[string]any{}
 	var binds []*binding
 	add := func(name, value string, p *ParamSpec, from string) {
@@ -197,11 +197,22 @@ func bind(path string, h *Header, in Input, secrets *secret.Set, diags *diag.Lis
 		declared[p.Name] = true
 		names = append(names, p.Name)
 	}
+	var used map[string]bool
 	for _, name := range order {
-		if !declared[name] && !h.missingGroup {
-			diags.Add(h.ParamsPos, "unknown parameter %q%s", name, diag.DidYouMean(name, names)).
-				Detail = fmt.Sprintf("given with %s; the template declares: %s", given[name].From, strings.Join(names, ", "))
+		if declared[name] || h.missingGroup {
+			continue
 		}
+		if used == nil {
+			used = variablesUsed(src)
+		}
+		if used[name] {
+			// Google's launcher passes every parameter that names a variable of the pipeline
+			// to Jinja, declared or not (its header is metadata): so do we.
+			add(name, given[name].Value, nil, given[name].From)
+			continue
+		}
+		diags.Add(h.ParamsPos, "unknown parameter %q%s", name, diag.DidYouMean(name, names)).
+			Detail = fmt.Sprintf("given with %s; the template declares: %s", given[name].From, strings.Join(names, ", "))
 	}
 	for _, p := range h.Params {
 		g, ok := given[p.Name]

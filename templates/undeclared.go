@@ -3,6 +3,7 @@ package templates
 import (
 	"errors"
 
+	"github.com/nikolalohinski/gonja/v2/tokens"
 	"github.com/sluicehq/sluice/internal/diag"
 )
 
@@ -34,4 +35,17 @@ func dropUndeclared(path string, src []byte, vars map[string]any) diag.List {
 			Detail = "it is unset: false in {% if %}, and a key or list item whose value it is is removed; declare it under template.parameters to give it a value"
 	}
 	return warnings
+}
+
+// variablesUsed returns the names in the template's Jinja tags (keywords, filters and loop
+// variables too, which is harmless for its one use: telling a parameter meant for the pipeline
+// from a misspelt one). gonja's AST walker does not descend into tags, so this reads tokens.
+func variablesUsed(src []byte) map[string]bool {
+	used := map[string]bool{}
+	for s := tokens.LexAll(string(src), jinjaConfig()); !s.End(); {
+		if t := s.Next(); t.Type == tokens.Name {
+			used[t.Val] = true
+		}
+	}
+	return used
 }
