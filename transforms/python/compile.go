@@ -122,6 +122,12 @@ func (c *compilation) compile() *program {
 // the test of the bound).
 var initSteps uint64 = 100_000_000
 
+// rowSteps bounds the Starlark steps one row's call may take, so that a loop that never ends
+// fails its row (to the error output) instead of stopping the pipeline without a word. A
+// step is about one bytecode instruction: 10M is a few hundred milliseconds, far above what
+// a per-row function needs.
+var rowSteps uint64 = 10_000_000
+
 // filename names the generated module in Starlark's positions; they are mapped back to the
 // user's text before anyone sees them.
 const filename = "<python>"

@@ -1,6 +1,7 @@
 package python
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,6 +51,25 @@ func TestInitSteps(t *testing.T) {
 	defer func(n uint64) { initSteps = n }(initSteps)
 	initSteps = 10_000
 	checkErrors(t, []errorCase{{expr.KindCallable, "n = 0\nwhile True:\n  n += 1\ndef f(row):\n  return n", "TimeoutError: the top-level code did not end"}})
+}
+
+// A row whose code does not end fails with a TimeoutError; the next row runs.
+func TestRowSteps(t *testing.T) {
+	defer func(n uint64) { rowSteps = n }(rowSteps)
+	rowSteps = 10_000
+	_, p, err := run(t, expr.KindCallable, "def f(row):\n  n = 0\n  while row.score > 0:\n    n += 1\n  return n")
+	if err == nil || !strings.Contains(err.Error(), "TimeoutError: the code did not end within 10000 Starlark steps") {
+		t.Fatalf("error %v, want a TimeoutError", err)
+	}
+	s := expr.NewEvaluator(gameSchema, p).Scope()
+	defer s.Release()
+	row := gameRow()
+	score, _ := gameSchema.Index("score")
+	row[score] = int64(0)
+	s.Bind(row)
+	if v, err := s.Eval(0); err != nil || v != int64(0) {
+		t.Errorf("the row after a timeout: got %v, %v; want 0", v, err)
+	}
 }
 
 // A runtime error inside an f-string and inside a builtin is placed at the user's code.

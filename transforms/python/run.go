@@ -37,6 +37,7 @@ func (p *program) Nullable() bool     { return p.nullable }
 
 func (p *program) NewRunner() expr.Runner {
 	thread := &starlark.Thread{Name: "row", Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(os.Stderr, msg) }}
+	thread.SetMaxExecutionSteps(rowSteps)
 	n := len(p.params)
 	if p.kind == expr.KindCallable || p.kind == expr.KindFile {
 		n = 1
@@ -71,11 +72,18 @@ func (r *runner) Run(in schemas.Row) (out any, err error) {
 		r.row.r = in
 		r.args[0] = &r.row
 	}
+	r.thread.Steps = 0 // the bound is per row
 	v, err := starlark.Call(r.thread, p.fn, r.args, nil)
 	clear(r.args)
 	r.row.r = nil
 	if err != nil {
-		return nil, p.c.rowError(err)
+		e := p.c.rowError(err)
+		if strings.Contains(err.Error(), "too many steps") {
+			// The thread stays cancelled until told otherwise; the next row must run.
+			r.thread.Uncancel()
+			e.(*expr.Error).Msg = fmt.Sprintf("TimeoutError: the code did not end within %d Starlark steps for this row", rowSteps)
+		}
+		return nil, e
 	}
 	if p.truth {
 		return bool(v.Truth()), nil
