@@ -169,6 +169,27 @@ func TestInitTimeout(t *testing.T) {
 	}
 }
 
+// A row whose call does not end fails with a TimeoutError; the lane runs the next row.
+func TestRowTimeout(t *testing.T) {
+	defer func(d time.Duration) { rowTimeout = d }(rowTimeout)
+	rowTimeout = 50 * time.Millisecond
+	_, p, err := run(t, expr.KindCallable, "function f(row) { while (row.score > 0) {} return 0 }")
+	if err == nil || !strings.Contains(err.Error(), "TimeoutError: the code did not end within 50ms for this row") {
+		t.Fatalf("error %v, want a timeout", err)
+	}
+	s := expr.NewEvaluator(gameSchema, p).Scope()
+	defer s.Release()
+	row := gameRow()
+	score, _ := gameSchema.Index("score")
+	row[score] = int64(0)
+	for range 3 {
+		s.Bind(row)
+		if v, err := s.Eval(0); err != nil || v != int64(0) {
+			t.Fatalf("a row after the timeout: got %v, %v; want 0", v, err)
+		}
+	}
+}
+
 // A problem is reported once, with the others of the same code.
 func TestErrorsOnce(t *testing.T) {
 	_, _, err := run(t, expr.KindCallable, "var x = 1")

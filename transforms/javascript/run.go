@@ -45,6 +45,7 @@ type lane struct {
 	// per call (the profile showed allocation and GC as most of a callable's cost).
 	row    *rowObject
 	rowVal goja.Value
+	watch  *watchdog
 }
 
 // newLane makes a runtime and runs the program's top-level code on it; timeout, when not
@@ -76,6 +77,7 @@ func (p *program) newLane(timeout time.Duration) (*lane, *expr.Error) {
 		n = 1
 	}
 	l := &lane{rt: rt, fn: fn, date: rt.Get("Date"), args: make([]goja.Value, n)}
+	l.watch = newWatchdog(rt, rowTimeout)
 	if p.kind != expr.KindExpression {
 		l.row = &rowObject{lane: l, shape: p.shape}
 		l.rowVal = rt.NewDynamicObject(l.row)
@@ -118,8 +120,14 @@ func (r *runner) Run(in schemas.Row) (out any, err error) {
 		l.row.r = in
 		l.args[0] = l.rowVal
 	}
+	l.watch.enter()
 	v, err := l.fn(goja.Undefined(), l.args...)
+	l.watch.exit()
 	if err != nil {
+		var ie *goja.InterruptedError
+		if errors.As(err, &ie) {
+			return nil, &expr.Error{Pos: p.c.posAt(0), Msg: fmt.Sprintf("TimeoutError: the code did not end within %s for this row", l.watch.timeout)}
+		}
 		return nil, p.c.rowError(err)
 	}
 	if p.truth {
