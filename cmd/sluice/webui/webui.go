@@ -24,10 +24,12 @@ import (
 //go:embed static
 var static embed.FS
 
-// Config is what the page shows.
+// Config is what the page shows: the run of Plan, its registry (required), and its Health and
+// Recent as given to runner.Execute (when nil, the page says the run is not ready and shows
+// no commits or error rows).
 type Config struct {
 	Plan    *runner.Plan
-	Metrics prometheus.Gatherer // the run's registry
+	Metrics prometheus.Gatherer
 	Health  *runner.Health
 	Recent  *runner.Recent
 }
@@ -38,7 +40,15 @@ type Server struct {
 }
 
 // New returns the server of the page of cfg's run.
-func New(cfg Config) *Server { return &Server{cfg: cfg} }
+func New(cfg Config) *Server {
+	if cfg.Health == nil {
+		cfg.Health = runner.NewHealth()
+	}
+	if cfg.Recent == nil {
+		cfg.Recent = runner.NewRecent()
+	}
+	return &Server{cfg: cfg}
+}
 
 // Register adds the page's routes to mux: / (the page), /ui/ (its files) and /api/state.
 func (s *Server) Register(mux *http.ServeMux) {
