@@ -34,7 +34,7 @@ func chromium(t *testing.T) string {
 func TestBrowser(t *testing.T) {
 	browser := chromium(t)
 	if testing.Short() {
-		t.Skip("starts a browser (about 3 s): not under -short")
+		t.Skip("starts a browser and waits for the page to update (about 6 s): not under -short")
 	}
 	r := startRun(t)
 

@@ -1,11 +1,13 @@
 package webui_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +143,17 @@ func TestStateOfARun(t *testing.T) {
 	for _, c := range st.Commits {
 		if c.SpecHash != r.plan.SpecHash || c.Version != "test" || c.Epoch == 0 {
 			t.Errorf("commit %+v: want epoch > 0, spec hash %s, version test", c, r.plan.SpecHash)
+		}
+	}
+	// Later, each sink shows its last few commits, newest first.
+	st = r.waitFor(t, "more commits than are kept", func(st *webui.State) bool { return *st.Epochs > runner.KeptCommits })
+	perSink := map[string][]uint64{}
+	for _, c := range st.Commits {
+		perSink[c.Sink] = append(perSink[c.Sink], c.Epoch)
+	}
+	for sink, epochs := range perSink {
+		if len(epochs) != runner.KeptCommits || !slices.IsSortedFunc(epochs, func(a, b uint64) int { return cmp.Compare(b, a) }) {
+			t.Errorf("%s's commits: epochs %v, want the last %d, newest first", sink, epochs, runner.KeptCommits)
 		}
 	}
 	e := st.Errors[0]
