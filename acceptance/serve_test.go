@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// sluice run --http-addr serves the metrics and the two probes, 404 elsewhere (a probe or a
+// sluice run --http-addr serves the metrics, the two probes and the web UI, 404 elsewhere (a probe or a
 // scraper pointed at a wrong path fails), and the profiler only with --pprof. Readiness is
 // false before the run has opened its sinks and sources and after it ended.
 func TestHTTPEndpoints(t *testing.T) {
@@ -63,7 +63,8 @@ options: {checkpoint_interval: 200ms}
 			{"/healthz", 200, "alive"},
 			{"/readyz", 200, "ready"},
 			{"/metrics", 200, "sluice_records_read_total"},
-			{"/", 404, ""},
+			{"/", 200, `<svg id="graph"`},    // the web UI (cmd/sluice/webui)
+			{"/api/state", 200, `"nodes":[`}, // its data
 			{"/health", 404, ""},
 			{"/metrics/x", 404, ""},
 		}

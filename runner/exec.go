@@ -49,6 +49,8 @@ type RunConfig struct {
 	StartupTimeout time.Duration
 	// Health, when set, follows whether the run is alive and ready (health.go).
 	Health *Health
+	// Recent, when set, keeps the sinks' last commits and the last error rows (live.go).
+	Recent *Recent
 }
 
 // Stats says what a run did.
@@ -695,6 +697,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 				return
 			}
 			r.metrics.committed(k, start)
+			r.cfg.Recent.committed(k.node.Name, cp.Checkpoint)
 		})
 	}
 	wg.Wait()

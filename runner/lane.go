@@ -117,6 +117,7 @@ func (r *run) laneEmitters(ctx context.Context, l int) map[*Node]component.Emit 
 		emit[n] = func(tag string, b *schemas.Batch) error {
 			if errTags[tag] {
 				r.errorRows.Add(int64(len(b.Rows)))
+				r.cfg.Recent.errored(n.Name, tag, b)
 				if sink != nil {
 					sink.rows.Add(-int64(len(b.Rows))) // a sink's refused rows were counted as written
 				}

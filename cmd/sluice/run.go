@@ -29,7 +29,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	maxRecords := fs.Int64("max-records", 0, "stop gracefully after about this many records")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "", "json or text (default: text on a terminal, JSON otherwise)")
-	httpAddr := fs.String("http-addr", "", "serve /metrics, /healthz and /readyz on HOST:PORT (docs/operations.md)")
+	httpAddr := fs.String("http-addr", "", "serve the web UI (/), /metrics, /healthz and /readyz on HOST:PORT (docs/operations.md)")
 	fs.StringVar(httpAddr, "metrics-addr", "", "the same as --http-addr (its old name)")
 	withPprof := fs.Bool("pprof", false, "also serve Go's profiler under /debug/pprof/ on --http-addr")
 	stopAtEnd := fs.Bool("stop-at-end", false, "stop once the records that exist at start are read and committed")
@@ -113,7 +113,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	reg, health := prometheus.NewRegistry(), runner.NewHealth()
+	reg, health, recent := prometheus.NewRegistry(), runner.NewHealth(), runner.NewRecent()
 	if *httpAddr != "" {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		ln, err := net.Listen("tcp", *httpAddr)
@@ -121,17 +121,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "sluice: --http-addr: %v\n", err)
 			return exitUsage
 		}
-		srv := &http.Server{Handler: httpHandler(reg, health, *withPprof), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: httpHandler(p, reg, health, recent, *withPprof), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 		base := "http://" + ln.Addr().String()
-		log.Info("serving metrics and probes", "metrics", base+"/metrics", "liveness", base+"/healthz", "readiness", base+"/readyz")
+		log.Info("serving the web UI, metrics and probes", "ui", base+"/", "metrics", base+"/metrics", "liveness", base+"/healthz", "readiness", base+"/readyz")
 	}
 	start := time.Now()
 	defer embedded.CloseDirs() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
 		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout,
-		UnknownCommit: component.CommitVerdict(*bqIntent), Health: health})
+		UnknownCommit: component.CommitVerdict(*bqIntent), Health: health, Recent: recent})
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")

@@ -7,15 +7,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/sluicehq/sluice/cmd/sluice/webui"
 	"github.com/sluicehq/sluice/runner"
 )
 
 // httpHandler serves a run's endpoints (docs/operations.md, "HTTP endpoints"): /metrics,
-// /healthz (the epoch loop comes round), /readyz (opened and running), the profiler under
-// /debug/pprof/ only when asked for, and 404 on every other path, so that a probe pointed at
-// the wrong path fails instead of passing.
-func httpHandler(reg *prometheus.Registry, health *runner.Health, withPprof bool) http.Handler {
+// /healthz (the epoch loop comes round), /readyz (opened and running), the web UI at / with
+// its files under /ui/ and its data at /api/state, the profiler under /debug/pprof/ only when
+// asked for, and 404 on every other path, so that a probe pointed at the wrong path fails
+// instead of passing.
+func httpHandler(p *runner.Plan, reg *prometheus.Registry, health *runner.Health, recent *runner.Recent, withPprof bool) http.Handler {
 	mux := http.NewServeMux()
+	webui.New(webui.Config{Plan: p, Metrics: reg, Health: health, Recent: recent}).Register(mux)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", probe(health.Live, "alive"))
 	mux.HandleFunc("GET /readyz", probe(health.Ready, "ready"))
