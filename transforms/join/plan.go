@@ -33,18 +33,21 @@ func Build(ctx *component.Context, cfg *Config) *Plan {
 		return nil
 	}
 	kinds := b.kinds(&cfg.Type)
-	eqs := b.equalities(&cfg.Equalities)
 	outs := b.outputs(&cfg.Fields)
-	if !b.ok {
-		return nil
+	ok := b.ok
+	b.ok = true
+	eqs := b.equalities(&cfg.Equalities)
+	var steps []step
+	if b.ok { // the equalities' own problems would make them look unconnected
+		b.checkTypes(eqs)
+		if b.connected(eqs) {
+			steps = b.steps(eqs, kinds, &cfg.Equalities)
+		} else {
+			b.errorf(&cfg.Equalities, "the equalities do not connect every input of %s (%s)", ctx.Describe(), strings.Join(b.names, ", ")).
+				Detail = "every input must be joined to the others by an equality"
+		}
 	}
-	b.checkTypes(eqs)
-	if !b.connected(eqs) {
-		b.errorf(&cfg.Equalities, "the equalities do not connect every input of %s (%s)", ctx.Describe(), strings.Join(b.names, ", ")).
-			Detail = "every input must be joined to the others by an equality"
-	}
-	steps := b.steps(eqs, kinds, &cfg.Equalities)
-	if !b.ok {
+	if !b.ok || !ok {
 		return nil
 	}
 	p := &Plan{who: ctx.Describe(), n: len(b.names), steps: steps}
