@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,7 @@ type stateful struct {
 	source string // Position.Source of the results
 	what   string // the transform, for messages
 	limit  int64  // the most state it may hold, in bytes (0: no limit)
+	inputs int    // with several (a Join), each holds the watermark back until it has records
 
 	mu    sync.Mutex
 	state *State
@@ -73,9 +75,26 @@ func newStateful[C any](ctx *component.Context, build func(*component.Context, *
 // partitions upstream, the state and the watermarks in the checkpoints (docs/windows.md).
 func NewStateful(ctx *component.Context, g Grouping) component.Stateful {
 	spec := window.InEffect(ctx)
-	return &stateful{plan: g, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
-		state: g.NewState(spec.Fn()),
+	s := &stateful{plan: g, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
+		inputs: len(ctx.Inputs), state: g.NewState(spec.Fn()),
 		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
+	if s.inputs > 1 {
+		// A source upstream of one input may not have opened its partitions yet when the
+		// others' records already move the watermark: each input counts as a partition of
+		// its own, which holds the watermark back until the input has records or goes idle,
+		// as Beam's watermark of a join is the smallest of its inputs'.
+		now := time.Now()
+		for i := range s.inputs {
+			s.marks.Register(inputPartition(i), now)
+		}
+	}
+	return s
+}
+
+// inputPartition is the watermark tracker's partition for input i of a grouping with
+// several inputs.
+func inputPartition(i int) component.Partition {
+	return component.Partition{Source: "input", Partition: int32(i)}
 }
 
 // Process adds the batch's records to their windows; late and failed ones go to the error
@@ -83,7 +102,11 @@ func NewStateful(ctx *component.Context, g Grouping) component.Stateful {
 func (s *stateful) Process(_ context.Context, input int, b *schemas.Batch, emit component.Emit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.marks.ObserveBatch(b, time.Now())
+	now := time.Now()
+	s.marks.ObserveBatch(b, now)
+	if s.inputs > 1 && len(b.Time) > 0 {
+		s.marks.Observe(inputPartition(input), window.Nanos(slices.MaxFunc(b.Time, time.Time.Compare)), now)
+	}
 	stats, err := s.plan.AddInput(s.state, input, b, emit)
 	s.late += int64(stats.Late)
 	if err == nil && s.limit > 0 && int64(s.state.Size()) > s.limit {

@@ -32,7 +32,9 @@ var (
 func TestWindowsFireAtTheWatermark(t *testing.T) {
 	j, _ := mustBuild(t, windowed, in{name: "c", schema: clickSchema}, in{name: "b", schema: buySchema})
 	feed(t, j, 0, "c", clicksBefore...)
-	if got := fire(t, j, false, "c", "b"); len(got) != 0 {
+	// The buys' source has not even opened its partitions (the runner knows only the
+	// clicks'): the input without records still holds the watermark back.
+	if got := fire(t, j, false, "c"); len(got) != 0 {
 		t.Errorf("fired before the buys were read: %v", got)
 	}
 	feed(t, j, 1, "b", buysBefore...)
