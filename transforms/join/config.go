@@ -13,7 +13,7 @@ import (
 
 // Config is the config of Join, as Beam YAML writes it.
 type Config struct {
-	Type       yaml.Node `yaml:"type" required:"true" doc:"inner, left, right or outer; or {outer: [inputs]}: those inputs outer-joined, the others inner-joined."`
+	Type       yaml.Node `yaml:"type" doc:"inner (default), left, right or outer; or {outer: [inputs]}: every record of those inputs kept, the others inner-joined."`
 	Equalities yaml.Node `yaml:"equalities" required:"true" doc:"A field every input has (joined on it), or a list of mappings {input: field, ...} whose fields must be equal; together they must connect every input."`
 	Fields     yaml.Node `yaml:"fields" doc:"The output fields per input: a list of field names, a mapping new name: field, or '*'. Inputs not listed give all their fields. Default: all fields of all inputs."`
 }
@@ -98,6 +98,8 @@ func (b *builder) fieldOf(c col) schemas.Field { return b.ins[c.input].Fields[c.
 func (b *builder) kinds(n *yaml.Node) []kind {
 	out := make([]kind, len(b.names)-1)
 	switch n.Kind {
+	case 0: // absent: inner, as Beam
+		return out
 	case yaml.ScalarNode:
 		k, ok := kindNames[n.Value]
 		if !ok {

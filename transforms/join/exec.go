@@ -64,8 +64,8 @@ func (p *Plan) Rows(rs []combine.Result) *schemas.Batch {
 		for _, t := range p.join(per) {
 			row := make(schemas.Row, len(p.proj))
 			for i, c := range p.proj {
-				if t[c.input] != nil {
-					row[i] = t[c.input][c.field]
+				if r := t[c.input]; c.field < len(r) { // a padded side (nil) gives nulls
+					row[i] = r[c.field]
 				}
 			}
 			out.Rows = append(out.Rows, row)
