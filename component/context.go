@@ -13,6 +13,13 @@ type Input struct {
 	// Name is the key of a named input, or the reference text of a positional one.
 	Name   string
 	Schema *schemas.Schema
+	// Named says that the input was written as a mapping of names (`input: {left: a, right:
+	// b}`), so Name is its key: a Join refers to its inputs by these names.
+	Named bool
+	// Unbounded says that a source upstream of the input may never end by itself (one that
+	// implements Bounded, such as ReadFromKafka): a grouping in the global window would then
+	// never fire, so a Join refuses it, as Beam does.
+	Unbounded bool
 }
 
 // Output is one output a component declares while it is built.

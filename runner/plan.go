@@ -294,7 +294,7 @@ func (f *file) build(n *Node, p *Plan) {
 		if name == "" {
 			name = e.From.Name
 		}
-		ctx.Inputs = append(ctx.Inputs, component.Input{Name: name, Schema: out.Schema})
+		ctx.Inputs = append(ctx.Inputs, component.Input{Name: name, Schema: out.Schema, Named: e.Key != "", Unbounded: unbounded(e.From)})
 	}
 	impl := spec.Build(ctx)
 	if impl == nil {
@@ -308,6 +308,17 @@ func (f *file) build(n *Node, p *Plan) {
 		}
 	}
 	n.trigger = ctx.Trigger()
+}
+
+// unbounded says whether a source upstream of n may never end by itself: one that can be told
+// to stop at its end (component.Bounded) does not otherwise.
+func unbounded(n *Node) bool {
+	for _, src := range n.UpstreamSources() {
+		if _, ok := src.Impl.(component.Bounded); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // epochInterval is Plan.EpochInterval: the shortest trigger the nodes asked for, else

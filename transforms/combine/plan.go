@@ -130,16 +130,17 @@ func (p *Plan) eval(s *expr.Scope, row schemas.Row, key, vals []any) error {
 }
 
 // Rows turns fired results into a batch of output rows. A row's event time is the last
-// millisecond of its window (Beam's END_OF_WINDOW); its Position is left zero for the
-// runner to set.
+// millisecond of its window (Beam's END_OF_WINDOW), and Windows holds its window; its
+// Position is left zero for the runner to set.
 func (p *Plan) Rows(rs []Result) *schemas.Batch {
 	b := &schemas.Batch{Schema: p.Out, Rows: make([]schemas.Row, len(rs)),
-		Pos: make([]schemas.Position, len(rs)), Time: make([]time.Time, len(rs))}
+		Pos: make([]schemas.Position, len(rs)), Time: make([]time.Time, len(rs)), Windows: make([][2]int64, len(rs))}
 	for i, r := range rs {
 		row := make(schemas.Row, 0, len(r.Key)+len(r.Values))
 		row = append(append(row, r.Key...), r.Values...)
 		b.Rows[i] = row
 		b.Time[i] = time.Unix(0, r.Window.MaxTimestamp()).UTC()
+		b.Windows[i] = [2]int64{r.Window.Start, r.Window.End}
 	}
 	return b
 }

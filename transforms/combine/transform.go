@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,13 +28,32 @@ func init() {
 		})
 }
 
-// stateful runs a Plan as a component.Stateful transform: one State fed by every lane under a
-// lock, with a watermark over every partition it has seen.
+// Grouping is what a stateful transform keeps in a State by key and window: Combine's and
+// GroupByKey's Plan, and Join's. NewStateful runs it.
+type Grouping interface {
+	// NewState returns an empty state for windowing fn.
+	NewState(fn window.Fn) *State
+	// AddInput adds the rows of b, which came on the transform's input number input, to st,
+	// as Plan.AddBatch does.
+	AddInput(st *State, input int, b *schemas.Batch, emit component.Emit) (Stats, error)
+	// Rows turns fired results into output rows, each with its window in Batch.Windows and
+	// its event time in Batch.Time; Pos is left to the caller.
+	Rows(rs []Result) *schemas.Batch
+}
+
+// AddInput is AddBatch for Grouping: a Combine or GroupByKey has one input.
+func (p *Plan) AddInput(st *State, _ int, b *schemas.Batch, emit component.Emit) (Stats, error) {
+	return p.AddBatch(st, b, emit)
+}
+
+// stateful runs a Grouping as a component.Stateful transform: one State fed by every lane
+// under a lock, with a watermark over every partition it has seen.
 type stateful struct {
-	plan   *Plan
+	plan   Grouping
 	source string // Position.Source of the results
 	what   string // the transform, for messages
 	limit  int64  // the most state it may hold, in bytes (0: no limit)
+	inputs int    // with several (a Join), each holds the watermark back until it has records
 
 	mu    sync.Mutex
 	state *State
@@ -43,23 +63,51 @@ type stateful struct {
 }
 
 func newStateful[C any](ctx *component.Context, build func(*component.Context, *C) (*Plan, error), cfg *C) (component.Transform, error) {
-	spec := window.InEffect(ctx)
 	plan, err := build(ctx, cfg)
 	if plan == nil || err != nil {
 		return nil, err
 	}
-	return &stateful{plan: plan, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
-		state: plan.NewState(spec.Fn()),
-		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}, nil
+	return NewStateful(ctx, plan), nil
+}
+
+// NewStateful returns the component.Stateful transform that runs g in the windowing in effect
+// for ctx: records added by every lane under one lock, windows fired at the watermark of the
+// partitions upstream, the state and the watermarks in the checkpoints (docs/windows.md).
+func NewStateful(ctx *component.Context, g Grouping) component.Stateful {
+	spec := window.InEffect(ctx)
+	s := &stateful{plan: g, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
+		inputs: len(ctx.Inputs), state: g.NewState(spec.Fn()),
+		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
+	if s.inputs > 1 {
+		// A source upstream of one input may not have opened its partitions yet when the
+		// others' records already move the watermark: each input counts as a partition of
+		// its own, which holds the watermark back until the input has records or goes idle,
+		// as Beam's watermark of a join is the smallest of its inputs'.
+		now := time.Now()
+		for i := range s.inputs {
+			s.marks.Register(inputPartition(i), now)
+		}
+	}
+	return s
+}
+
+// inputPartition is the watermark tracker's partition for input i of a grouping with
+// several inputs.
+func inputPartition(i int) component.Partition {
+	return component.Partition{Source: "input", Partition: int32(i)}
 }
 
 // Process adds the batch's records to their windows; late and failed ones go to the error
 // output (or stop the pipeline without one).
-func (s *stateful) Process(_ context.Context, _ int, b *schemas.Batch, emit component.Emit) error {
+func (s *stateful) Process(_ context.Context, input int, b *schemas.Batch, emit component.Emit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.marks.ObserveBatch(b, time.Now())
-	stats, err := s.plan.AddBatch(s.state, b, emit)
+	now := time.Now()
+	s.marks.ObserveBatch(b, now)
+	if s.inputs > 1 && len(b.Time) > 0 {
+		s.marks.Observe(inputPartition(input), window.Nanos(slices.MaxFunc(b.Time, time.Time.Compare)), now)
+	}
+	stats, err := s.plan.AddInput(s.state, input, b, emit)
 	s.late += int64(stats.Late)
 	if err == nil && s.limit > 0 && int64(s.state.Size()) > s.limit {
 		err = fmt.Errorf("%s holds %d MiB of window state, over options.state_limit_mb (%d): raise it, shorten the windows or add keys' filters before the grouping",
@@ -92,15 +140,16 @@ func (s *stateful) Fire(_ context.Context, upstream schemas.Offsets, final bool,
 		return nil
 	}
 	out := s.plan.Rows(results)
-	out.Pos = make([]schemas.Position, len(results))
-	out.Windows = make([][2]int64, len(results))
-	for i, r := range results {
-		out.Windows[i] = [2]int64{r.Window.Start, r.Window.End}
-		at := r.Window.End / int64(time.Millisecond)
+	out.Pos = make([]schemas.Position, len(out.Rows))
+	for i, w := range out.Windows {
+		at := w[1] / int64(time.Millisecond)
 		out.Pos[i] = schemas.Position{Source: s.source, Offset: at}
 		s.fired = max(s.fired, at+1)
 	}
 	s.mu.Unlock()
+	if len(out.Rows) == 0 { // a Join whose windows had nothing to join
+		return nil
+	}
 	return emit(component.Main, out)
 }
 
