@@ -95,8 +95,8 @@ type avroRecords struct {
 	n      int64                        // records read (the next record's ordinal)
 }
 
-func (r *avroRecords) offset() int64   { return r.n }
-func (r *avroRecords) fileState() any  { return r.writer }
+func (r *avroRecords) offset() int64  { return r.n }
+func (r *avroRecords) fileState() any { return r.writer }
 func (r *avroRecords) next() (record, error) {
 	for r.left == 0 {
 		if err := r.nextBlock(); err != nil {

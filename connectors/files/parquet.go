@@ -129,8 +129,11 @@ func openParquet(f *os.File, name string, off int64, schema *schemas.Schema) (re
 	if err != nil {
 		return nil, err
 	}
-	if total := fr.ParquetReader().NumRows(); off > total {
+	switch total := fr.ParquetReader().NumRows(); {
+	case off > total:
 		return nil, fmt.Errorf("the checkpoint resumes %s at row %d, but the file has %d rows: it was truncated or replaced since; restore it, or write to a new output to read it from the start", name, off, total)
+	case off == total:
+		return &parquetRecords{name: name, n: off}, nil // read to its end already
 	}
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {

@@ -56,7 +56,7 @@ type sink struct {
 	mu       sync.Mutex // guards the fields below; never held across I/O
 	pipeline string
 	opened   bool
-	lanes    int // SinkInfo.Lanes
+	lanes    int            // SinkInfo.Lanes
 	last     uint64         // the highest committed epoch
 	pending  map[uint64]int // epoch -> lane files flushed for it and not committed yet
 	writers  map[int]*laneWriter
