@@ -46,6 +46,9 @@ func NewConverter(sc *arrow.Schema, get func(name string) func(schemas.Row) any)
 	return c, nil
 }
 
+// Schema is the Arrow schema of the records the converter makes.
+func (c *Converter) Schema() *arrow.Schema { return c.schema }
+
 // Record converts rows into one record batch; the caller owns it. pos, when it has an entry
 // per row, names the record of a failing row in the error.
 func (c *Converter) Record(rows []schemas.Row, pos []schemas.Position) (arrow.RecordBatch, error) {
@@ -310,6 +313,9 @@ type RowReader struct {
 }
 
 func NewRowReader(rows *schemas.Schema) *RowReader { return &RowReader{rows: rows} }
+
+// Schema is the schema of the rows the reader makes.
+func (r *RowReader) Schema() *schemas.Schema { return r.rows }
 
 // bind matches the row fields with the columns of sc.
 func (r *RowReader) bind(sc *arrow.Schema) error {
