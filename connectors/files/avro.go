@@ -21,26 +21,18 @@ import (
 // hamba/avro's header schema and codecs. A record's offset is its ordinal in the file.
 
 func buildReadAvro(ctx *component.Context, cfg *ReadFileConfig) (component.Source, error) {
-	if !checkReadPath(ctx, cfg.Path) {
-		return nil, nil
-	}
-	files, ok := filesToInferFrom(ctx, cfg.Path, "")
-	if !ok {
-		return nil, nil
-	}
-	pos := ctx.KeyPos("path")
-	if len(files) == 0 {
-		ctx.Errorf(pos, "%s takes its schema from its files, but %s holds no committed file yet", ctx.Describe(), cfg.Path)
-		return nil, nil
-	}
-	text, err := avroFileSchema(files[0])
-	if err != nil {
-		ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
-		return nil, nil
-	}
-	codec, err := avro.NewCodec(text)
-	if err != nil {
-		ctx.Errorf(pos, "%s: the schema of %s: %v", ctx.Describe(), files[0], err)
+	codec := fileSchema(ctx, cfg.Path, func(name string) (*avro.Codec, error) {
+		text, err := avroFileSchema(name)
+		if err != nil {
+			return nil, err
+		}
+		codec, err := avro.NewCodec(text)
+		if err != nil {
+			return nil, fmt.Errorf("the schema of %s: %w", name, err)
+		}
+		return codec, nil
+	})
+	if codec == nil {
 		return nil, nil
 	}
 	ctx.Output(component.Main, codec.Schema())

@@ -1,11 +1,11 @@
 package files
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/formats"
 	"github.com/sluicehq/sluice/schemas"
 	"gopkg.in/yaml.v3"
 )
@@ -81,41 +81,16 @@ func buildReadJSON(ctx *component.Context, cfg *ReadJSONConfig) (component.Sourc
 	if !checkReadPath(ctx, cfg.Path) {
 		return nil, nil
 	}
-	var schema *schemas.Schema
-	if cfg.Schema != nil {
-		if schema = jsonSchemaOf(ctx, cfg.Schema); schema == nil {
-			return nil, nil
-		}
-	} else {
-		files, ok := filesToInferFrom(ctx, cfg.Path, "schema")
-		if !ok {
-			return nil, nil
-		}
-		if schema = inferJSON(ctx, cfg.Path, files); schema == nil {
-			return nil, nil
-		}
+	schema := givenOrInferred(ctx, cfg.Schema, cfg.Path, inferJSON)
+	if schema == nil {
+		return nil, nil
 	}
-	ctx.Output(component.Main, schema)
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOTextShape)
 	format := lineFormat(isBlank, func() recordDecoder {
 		dec := schemas.NewJSONDecoder(schema)
 		return func(_ *schemas.Batch, _ int, line []byte) (schemas.Row, error) { return dec.Decode(line) }
 	})
 	return newSource(cfg.Path, schema, format, errOut), nil
-}
-
-// jsonSchemaOf parses the schema key, reporting at its position.
-func jsonSchemaOf(ctx *component.Context, n *yaml.Node) *schemas.Schema {
-	s, err := schemas.ParseJSONSchema(n)
-	if err != nil {
-		pos := ctx.KeyPos("schema")
-		if se, ok := errors.AsType[*schemas.SchemaError](err); ok && se.Line > 0 {
-			pos.Line, pos.Col = se.Line, se.Column
-		}
-		ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
-		return nil
-	}
-	return s
 }
 
 func checkReadPath(ctx *component.Context, path string) bool {
@@ -150,6 +125,46 @@ func filesToInferFrom(ctx *component.Context, path, key string) (files []string,
 	}
 	ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
 	return nil, false
+}
+
+// givenOrInferred returns the schema of config key schema (n) or, without it, the one infer
+// finds in the files of path, and declares it as the main output; nil after reporting why
+// there is none.
+func givenOrInferred(ctx *component.Context, n *yaml.Node, path string,
+	infer func(ctx *component.Context, path string, files []string) *schemas.Schema) *schemas.Schema {
+	var schema *schemas.Schema
+	if n != nil {
+		schema = formats.JSONSchema(ctx, n)
+	} else if files, ok := filesToInferFrom(ctx, path, "schema"); ok {
+		schema = infer(ctx, path, files)
+	}
+	if schema != nil {
+		ctx.Output(component.Main, schema)
+	}
+	return schema
+}
+
+// fileSchema returns what read finds in the first file of path (its schema), for the formats
+// whose files carry their schema; nil after reporting why there is none.
+func fileSchema[T any](ctx *component.Context, path string, read func(name string) (*T, error)) *T {
+	if !checkReadPath(ctx, path) {
+		return nil
+	}
+	files, ok := filesToInferFrom(ctx, path, "")
+	if !ok {
+		return nil
+	}
+	pos := ctx.KeyPos("path")
+	if len(files) == 0 {
+		ctx.Errorf(pos, "%s takes its schema from its files, but %s holds no committed file yet", ctx.Describe(), path)
+		return nil
+	}
+	v, err := read(files[0])
+	if err != nil {
+		ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
+		return nil
+	}
+	return v
 }
 
 // inferJSON infers the schema of ReadFromJson from the first lines of its files, reporting

@@ -61,25 +61,17 @@ func buildReadCSV(ctx *component.Context, cfg *ReadCSVConfig) (component.Source,
 		return nil, nil
 	}
 	d := csvDialect{delim: delim, comment: comment}
-	var schema *schemas.Schema
-	if cfg.Schema != nil {
-		if schema = jsonSchemaOf(ctx, cfg.Schema); schema == nil {
-			return nil, nil
-		}
-	} else {
-		files, ok := filesToInferFrom(ctx, cfg.Path, "schema")
-		if !ok {
-			return nil, nil
-		}
+	schema := givenOrInferred(ctx, cfg.Schema, cfg.Path, func(ctx *component.Context, _ string, files []string) *schemas.Schema {
 		s, err := inferCSV(files, d)
 		if err != nil {
 			ctx.Errorf(ctx.KeyPos("path"), "%s cannot infer the columns' types: %v", ctx.Describe(), err).
 				Detail = "give the rows' JSON Schema as config key \"schema\""
-			return nil, nil
 		}
-		schema = s
+		return s
+	})
+	if schema == nil {
+		return nil, nil
 	}
-	ctx.Output(component.Main, schema)
 	errOut := ctx.ErrorOutput(cfg.ErrorHandling, nil, component.IOTextShape)
 	format := fileFormat{
 		open: func(f *os.File, name string, size, off int64) (records, error) {

@@ -27,21 +27,8 @@ import (
 const parquetBatchRows = maxBatchLines
 
 func buildReadParquet(ctx *component.Context, cfg *ReadFileConfig) (component.Source, error) {
-	if !checkReadPath(ctx, cfg.Path) {
-		return nil, nil
-	}
-	files, ok := filesToInferFrom(ctx, cfg.Path, "")
-	if !ok {
-		return nil, nil
-	}
-	pos := ctx.KeyPos("path")
-	if len(files) == 0 {
-		ctx.Errorf(pos, "%s takes its schema from its files, but %s holds no committed file yet", ctx.Describe(), cfg.Path)
-		return nil, nil
-	}
-	schema, err := parquetFileSchema(files[0])
-	if err != nil {
-		ctx.Errorf(pos, "%s: %v", ctx.Describe(), err)
+	schema := fileSchema(ctx, cfg.Path, parquetFileSchema)
+	if schema == nil {
 		return nil, nil
 	}
 	ctx.Output(component.Main, schema)
