@@ -1,7 +1,6 @@
 package files
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -151,7 +150,7 @@ func (r *avroRecords) readBlock(skipTo int64) (int64, []byte, error) {
 
 // openAvro reads the header of an object container file and skips its first off records.
 func openAvro(f *os.File, name string, off int64, codec *avro.Codec) (records, error) {
-	hr := havro.NewReader(bufio.NewReaderSize(f, readBufferBytes), 64<<10)
+	hr := havro.NewReader(f, readBufferBytes)
 	h, err := avroHeader(hr, name)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hamba/avro/v2/ocf"
@@ -17,14 +18,18 @@ import (
 // TestSinkConformance runs the sink suite against every writer, reading what is visible
 // with the reader of the same format given the writer's path: the round trip is the check.
 func TestSinkConformance(t *testing.T) {
-	for _, format := range []string{"Json", "Csv", "Avro", "Parquet"} {
+	for _, format := range []string{"Json", "Csv", "Avro", "Parquet", "Parquet num_shards: 1"} {
+		format, extra, _ := strings.Cut(format, " ")
+		if extra != "" {
+			extra = "  " + extra + "\n"
+		}
 		for _, d := range []component.Delivery{component.ExactlyOnce, component.AtLeastOnce} {
-			t.Run(format+"/"+string(d), func(t *testing.T) {
+			t.Run(format+strings.TrimSpace(extra)+"/"+string(d), func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "out")
 				connectortest.TestSink(t, connectortest.SinkTarget{
 					Delivery: d,
 					New: func(t *testing.T) component.Sink {
-						c, _ := mustBuild(t, fmt.Sprintf("type: WriteTo%s\nconfig:\n  path: %q\n", format, dir), connectortest.Schema)
+						c, _ := mustBuild(t, fmt.Sprintf("type: WriteTo%s\nconfig:\n  path: %q\n%s", format, dir, extra), connectortest.Schema)
 						return c.(*sink)
 					},
 					Visible: func(t *testing.T) []int64 {
