@@ -334,7 +334,10 @@ func inferCSV(files []string, d csvDialect) (*schemas.Schema, error) {
 		}
 		seen += len(rows)
 	}
-	if len(names) == 0 {
+	switch {
+	case len(files) == 0:
+		return nil, errors.New("the path holds no committed file yet")
+	case len(names) == 0:
 		return nil, fmt.Errorf("%s has no header line", files[0])
 	}
 	fields := make([]schemas.Field, len(names))

@@ -192,10 +192,29 @@ func TestCSVInference(t *testing.T) {
 	}
 }
 
-// TestWriteCSVRefusesNestedFields: a CSV field holds one value.
-func TestWriteCSVRefusesNestedFields(t *testing.T) {
-	b := env.Build(t, "", "type: WriteToCsv\nconfig:\n  path: out\n", richSchema)
-	if err := b.Err(); err == nil || !strings.Contains(err.Error(), `WriteToCsv writes one value per column, but field "tags"`) {
-		t.Errorf("got %v", err)
+// TestWritersRefuseWhatTheFormatCannotHold: a CSV field holds one value; Avro and Parquet
+// need a type for every field.
+func TestWritersRefuseWhatTheFormatCannotHold(t *testing.T) {
+	anyField := schemas.New(rtField("id", schemas.Int64, false), rtField("payload", schemas.Any, true))
+	for _, tt := range []struct {
+		typ    string
+		schema *schemas.Schema
+		want   string
+	}{
+		{"WriteToCsv", richSchema, `pipeline.yaml:1:1: WriteToCsv writes one value per column, but field "tags" of its input "in0" is array<string>`},
+		{"WriteToAvro", anyField, `pipeline.yaml:1:1: WriteToAvro cannot write rows {id integer, payload any?} as Avro`},
+		{"WriteToParquet", anyField, `pipeline.yaml:1:1: WriteToParquet cannot write rows {id integer, payload any?} as Parquet: column "payload" is any, which has no Arrow type`},
+	} {
+		b := env.Build(t, "", "type: "+tt.typ+"\nconfig:\n  path: out\n", tt.schema)
+		if err := b.Err(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v\nwant %s", tt.typ, err, tt.want)
+		}
+	}
+	// An empty output has no header to infer CSV columns from.
+	dir := filepath.Join(t.TempDir(), "out")
+	writeOutput(t, dir, fmt.Sprintf("type: WriteToCsv\nconfig:\n  path: %q\n", dir), flatSchema, nil, 0)
+	b := env.Build(t, "", fmt.Sprintf("type: ReadFromCsv\nconfig:\n  path: %q\n", dir))
+	if err := b.Err(); err == nil || !strings.Contains(err.Error(), "cannot infer the columns' types: the path holds no committed file yet") {
+		t.Errorf("an empty output: %v", err)
 	}
 }
