@@ -73,6 +73,10 @@ func avroFileSchema(name string) (string, error) {
 	return string(h.Meta["avro.schema"]), nil
 }
 
+// maxAvroBlock is the largest block the reader accepts: a larger size is a damaged header,
+// not a reason to allocate it.
+const maxAvroBlock = 1 << 30
+
 // avroRecords reads the records of an object container file, block by block.
 type avroRecords struct {
 	name   string
@@ -121,8 +125,8 @@ func (r *avroRecords) readBlock(skipTo int64) (int64, []byte, error) {
 		return 0, nil, io.EOF
 	}
 	size := r.r.ReadLong()
-	if r.r.Error != nil || count < 0 || size < 0 {
-		return 0, nil, fmt.Errorf("read %s: a damaged block header", r.name)
+	if r.r.Error != nil || count < 0 || size < 0 || size > maxAvroBlock {
+		return 0, nil, fmt.Errorf("read %s: a damaged block header (%d records in %d bytes)", r.name, count, size)
 	}
 	var data []byte
 	if r.n+count > skipTo {
