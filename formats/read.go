@@ -112,6 +112,12 @@ func jsonSchemaOf(ctx *component.Context, n *yaml.Node) *schemas.Schema {
 		ctx.Errorf(ctx.KeyPos("format"), "%s: format JSON needs a schema: the JSON Schema of the records", ctx.Describe())
 		return nil
 	}
+	return JSONSchema(ctx, n)
+}
+
+// JSONSchema parses the JSON Schema of config key schema (a mapping, or JSON text), reporting
+// problems at their position in the file.
+func JSONSchema(ctx *component.Context, n *yaml.Node) *schemas.Schema {
 	s, err := schemas.ParseJSONSchema(n)
 	if err != nil {
 		pos := ctx.KeyPos("schema")

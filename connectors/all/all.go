@@ -4,7 +4,7 @@ package all
 import (
 	_ "github.com/sluicehq/sluice/connectors/bigquery"  // WriteToBigQuery
 	_ "github.com/sluicehq/sluice/connectors/create"    // Create
-	_ "github.com/sluicehq/sluice/connectors/files"     // ReadFromJson, ReadFromText, WriteToJson, WriteToText
+	_ "github.com/sluicehq/sluice/connectors/files"     // ReadFrom/WriteTo Text, Json, Csv, Avro, Parquet
 	_ "github.com/sluicehq/sluice/connectors/generator" // StreamingDataGenerator
 	_ "github.com/sluicehq/sluice/connectors/iceberg"   // WriteToIceberg
 	_ "github.com/sluicehq/sluice/connectors/kafka"     // ReadFromKafka, WriteToKafka

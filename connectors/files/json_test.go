@@ -128,8 +128,8 @@ func TestConfigErrors(t *testing.T) {
 		want      string
 	}{
 		{"no schema and no file", fmt.Sprintf("type: ReadFromJson\nconfig:\n  path: %q\n", empty), nil,
-			`pipeline.yaml:3:9: ReadFromJson has no schema and no file matches "` + empty + `" to infer one from` +
-				"\n\thint: give the records' JSON Schema as config key \"schema\""},
+			`pipeline.yaml:3:9: ReadFromJson takes its schema from its files, but no file matches ` + empty +
+				"\n\thint: give the records' schema as config key \"schema\", or write the files first"},
 		{"no schema and only blank lines", fmt.Sprintf("type: ReadFromJson\nconfig:\n  path: %q\n", filepath.Join(dir, "blank")), nil,
 			"pipeline.yaml:3:9: ReadFromJson has no schema and the files of"},
 		{"bad schema", "type: ReadFromJson\nconfig:\n  path: x.jsonl\n  schema:\n    type: object\n    properties:\n      id: {type: int}\n", nil,

@@ -49,17 +49,6 @@ func isTmpName(name string) bool {
 	return strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, tmpSuffix)
 }
 
-// parseLaneName returns the lane of a lane file name ("lane-3.jsonl" -> 3).
-func parseLaneName(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, lanePrefix)
-	if !ok {
-		return 0, false
-	}
-	digits, _, _ := strings.Cut(rest, ".")
-	l, err := strconv.Atoi(digits)
-	return l, err == nil && l >= 0
-}
-
 // committedEpochs returns the committed epochs in dir, ascending.
 func committedEpochs(dir string) ([]uint64, error) {
 	entries, err := os.ReadDir(dir)
@@ -127,41 +116,23 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// ReadCommitted returns every line that WriteToJson or WriteToText committed to dir, in epoch
-// order and, within an epoch, in lane order, without line terminators. Epochs still being
-// written or left over by a crash are not included. It is meant for tests and summaries; a
-// reader of its own reads the files dir/epoch-*/lane-* (see docs/files.md).
+// ReadCommitted returns every line that a writer of a line format (WriteToJson, WriteToText,
+// WriteToCsv) committed to dir, in epoch order and, within an epoch, in file name order,
+// without line terminators. Epochs still being written or left over by a crash are not
+// included. It is meant for tests and summaries; a reader of the format given dir reads the
+// same files (see docs/files.md).
 func ReadCommitted(dir string) ([][]byte, error) {
-	epochs, err := committedEpochs(dir)
+	files, err := committedFiles(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out [][]byte
-	for _, e := range epochs {
-		edir := filepath.Join(dir, epochName(e))
-		entries, err := os.ReadDir(edir)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", edir, err)
+			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		type laneFile struct {
-			lane int
-			name string
-		}
-		var lanes []laneFile
-		for _, ent := range entries {
-			if l, ok := parseLaneName(ent.Name()); ok && ent.Type().IsRegular() {
-				lanes = append(lanes, laneFile{l, ent.Name()})
-			}
-		}
-		sort.Slice(lanes, func(i, j int) bool { return lanes[i].lane < lanes[j].lane })
-		for _, lf := range lanes {
-			name := filepath.Join(edir, lf.name)
-			data, err := os.ReadFile(name)
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", name, err)
-			}
-			out = append(out, splitLines(data)...)
-		}
+		out = append(out, splitLines(data)...)
 	}
 	return out, nil
 }

@@ -6,16 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
+
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // MaxLineBytes is the longest line the readers accept, terminator excluded. A longer line
 // stops the pipeline with an error that names the file and the line's offset.
 const MaxLineBytes = 16 << 20
+
+// maxLineBytes is the limit the readers apply: MaxLineBytes, lowered by tests.
+var maxLineBytes = MaxLineBytes
 
 // readBufferBytes is the size of the buffered reader over a file: lines up to this size are
 // returned without copying into an accumulator.
@@ -81,74 +83,6 @@ func isEmpty(line []byte) bool { return len(line) == 0 }
 // isBlank reports whether a line holds only spaces and tabs: ReadFromJson skips such lines.
 func isBlank(line []byte) bool { return len(bytes.Trim(line, " \t\r")) == 0 }
 
-// listFiles returns the files path names, in the order they are read: path itself when it is
-// a file; the regular files of a directory, sorted, without names starting with "." or "_";
-// or the regular files a glob pattern matches, sorted, with the same exclusions. Paths are
-// cleaned and stay relative when path is. A directory without files and a pattern that
-// matches nothing give no files and no error; a plain path that does not exist is an error
-// wrapping fs.ErrNotExist.
-func listFiles(path string) ([]string, error) {
-	if path == "" {
-		return nil, errors.New("path is empty")
-	}
-	info, err := os.Stat(path)
-	switch {
-	case err == nil && info.IsDir():
-		entries, err := os.ReadDir(path)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", path, err)
-		}
-		var out []string
-		for _, e := range entries {
-			name := filepath.Join(path, e.Name())
-			if ok, err := readable(name, e.Name()); err != nil {
-				return nil, err
-			} else if ok {
-				out = append(out, name)
-			}
-		}
-		return out, nil
-	case err == nil:
-		if !info.Mode().IsRegular() {
-			return nil, fmt.Errorf("%s is not a regular file", path)
-		}
-		return []string{filepath.Clean(path)}, nil
-	case errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(path, "*?["):
-		matches, err := filepath.Glob(path)
-		if err != nil {
-			return nil, fmt.Errorf("pattern %s: %w", path, err)
-		}
-		var out []string
-		for _, m := range matches {
-			if ok, err := readable(m, filepath.Base(m)); err != nil {
-				return nil, err
-			} else if ok {
-				out = append(out, filepath.Clean(m))
-			}
-		}
-		sort.Strings(out)
-		return out, nil
-	}
-	return nil, fmt.Errorf("read %s: %w", path, err)
-}
-
-// readable reports whether name (base name base) is a regular file the readers take: not
-// hidden, not starting with "_" (metadata such as a sink's _checkpoint.json), symlinks
-// followed.
-func readable(name, base string) (bool, error) {
-	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") {
-		return false, nil
-	}
-	info, err := os.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil // a dangling symlink, or removed meanwhile
-	}
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", name, err)
-	}
-	return info.Mode().IsRegular(), nil
-}
-
 // sourceName is the Position.Source of records read from file: its absolute path, so that
 // a file keeps its identity in checkpoints whatever the working directory or the spelling of
 // the configured path.
@@ -191,4 +125,155 @@ func firstLines(files []string, n int) ([][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// lineRecords reads the lines of a file as records, leaving out those skip rejects (they
+// still advance the offset). Offsets are byte offsets of line starts.
+type lineRecords struct {
+	lr   *lineReader
+	name string
+	skip func(line []byte) bool
+	// numbered says whether records carry their line numbers; line is the number of the
+	// last line read.
+	numbered bool
+	line     int
+}
+
+func (r *lineRecords) offset() int64 { return r.lr.off }
+
+func (r *lineRecords) next() (record, error) {
+	for {
+		line, start, err := r.lr.next()
+		switch {
+		case errors.Is(err, errLineTooLong):
+			return record{}, fmt.Errorf("%s at offset %d: %w", r.name, start, err)
+		case err == io.EOF:
+			return record{}, err
+		case err != nil:
+			return record{}, fmt.Errorf("read %s: %w", r.name, err)
+		}
+		rec := record{raw: line, start: start}
+		if r.numbered {
+			r.line++
+			rec.line = r.line
+		}
+		if !r.skip(line) {
+			return rec, nil
+		}
+	}
+}
+
+// openLines returns the line reader of a file from offset off, which must be the start of a
+// line of a file at least that long: otherwise the file changed since the checkpoint. Line
+// numbers, when numbered, count from the start of the file.
+func openLines(f *os.File, name string, size, off int64, skip func([]byte) bool, numbered bool) (*lineRecords, error) {
+	if err := checkResume(f, name, off, size); err != nil {
+		return nil, err
+	}
+	before := 0
+	if off > 0 && numbered {
+		n, err := countLines(io.NewSectionReader(f, 0, off))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		before = n
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("seek %s to offset %d: %w", name, off, err)
+	}
+	lr := newLineReader(f, off, readBufferBytes, maxLineBytes)
+	return &lineRecords{lr: lr, name: name, skip: skip, numbered: numbered, line: before}, nil
+}
+
+// countLines counts the line terminators of r.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func checkResume(f *os.File, name string, off, size int64) error {
+	switch {
+	case off < 0 || off > size:
+		return fmt.Errorf("the checkpoint resumes %s at offset %d, but the file has %d bytes: it was truncated or replaced since; restore it, or write to a new output to read it from the start", name, off, size)
+	case off == 0 || off == size:
+		return nil
+	}
+	var prev [1]byte
+	if _, err := f.ReadAt(prev[:], off-1); err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if prev[0] != '\n' {
+		return fmt.Errorf("the checkpoint resumes %s at offset %d, which is not the start of a line: the file changed since; restore it, or write to a new output to read it from the start", name, off)
+	}
+	return nil
+}
+
+// lineFormat is the fileFormat of a format of one record per line.
+func lineFormat(skip func([]byte) bool, newDecoder func() recordDecoder) fileFormat {
+	return fileFormat{
+		open: func(f *os.File, name string, size, off int64) (records, error) {
+			return openLines(f, name, size, off, skip, false)
+		},
+		newDecoder: newDecoder,
+	}
+}
+
+// writeChunkBytes is how much encoded output a lane buffers before writing it to its file.
+const writeChunkBytes = 256 << 10
+
+// lineEncoder writes one line per row, after an optional header line.
+type lineEncoder struct {
+	w    io.Writer
+	buf  []byte
+	line func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, error)
+}
+
+func (e *lineEncoder) encode(b *schemas.Batch, s *schemas.Schema) error {
+	var err error
+	for i, row := range b.Rows {
+		if e.buf, err = e.line(e.buf, s, row); err != nil {
+			return atRecord(b, i, err)
+		}
+		e.buf = append(e.buf, '\n')
+		if len(e.buf) >= writeChunkBytes {
+			if err := e.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *lineEncoder) flush() error {
+	if len(e.buf) == 0 {
+		return nil
+	}
+	_, err := e.w.Write(e.buf)
+	e.buf = e.buf[:0]
+	return err
+}
+
+func (e *lineEncoder) finish() error { return e.flush() }
+
+// lineWriteFormat is the writeFormat of a format of one row per line; header, when not nil,
+// gives the first line of every file.
+func lineWriteFormat(ext string, header func(s *schemas.Schema) []byte,
+	line func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, error)) writeFormat {
+	return writeFormat{ext: ext, newEncoder: func(w io.Writer, s *schemas.Schema) (fileEncoder, error) {
+		e := &lineEncoder{w: w, line: line}
+		if header != nil {
+			e.buf = append(header(s), '\n')
+		}
+		return e, nil
+	}}
 }

@@ -152,7 +152,6 @@ func TestListFiles(t *testing.T) {
 		{filepath.Join(dir, "*.txt"), []string{"a.txt", "b.txt", "link.txt"}},
 		{filepath.Join(dir, "*", "*.txt"), []string{"sub/d.txt"}},
 		{filepath.Join(dir, "_SUCCESS"), []string{"_SUCCESS"}}, // named explicitly
-		{filepath.Join(dir, "*.parquet"), nil},
 	}
 	for _, tt := range tests {
 		got, err := listFiles(tt.path)
@@ -167,6 +166,22 @@ func TestListFiles(t *testing.T) {
 		if !equalStrings(got, want) {
 			t.Errorf("%s: got %q, want %q", tt.path, got, want)
 		}
+	}
+	if _, err := listFiles(filepath.Join(dir, "*.parquet")); !isNoMatch(err) || !strings.Contains(err.Error(), "no file matches "+dir) {
+		t.Errorf("a pattern that matches nothing: got %v, want an error naming it", err)
+	}
+	if _, err := listFiles(filepath.Join(dir, "sub", "*", "x")); !isNoMatch(err) {
+		t.Errorf("a pattern below a file: got %v", err)
+	}
+	if _, err := listFiles(filepath.Join(dir, "sub")); err != nil {
+		t.Errorf("a directory: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listFiles(empty); !isNoMatch(err) || !strings.Contains(err.Error(), "directory "+empty+" has no files") {
+		t.Errorf("an empty directory: got %v", err)
 	}
 	if _, err := listFiles(filepath.Join(dir, "nope.txt")); !notExist(err) || !strings.Contains(err.Error(), "nope.txt") {
 		t.Errorf("a missing file: got %v, want an error naming it", err)

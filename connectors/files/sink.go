@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,16 +14,30 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// writeFormat is what distinguishes WriteToJson from WriteToText.
+// writeFormat is what distinguishes the writers: the files' extension and how rows become
+// a file.
 type writeFormat struct {
 	// ext is the extension of lane files.
 	ext string
-	// encode appends the line of one row, without terminator.
-	encode func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, error)
+	// newEncoder starts a file of rows of schema s (the sink's input) on w.
+	newEncoder func(w io.Writer, s *schemas.Schema) (fileEncoder, error)
 }
 
-// writeChunkBytes is how much encoded output a lane buffers before writing it to its file.
-const writeChunkBytes = 256 << 10
+// fileEncoder writes the rows of one lane file.
+type fileEncoder interface {
+	// encode writes the rows of b, whose schema is s.
+	encode(b *schemas.Batch, s *schemas.Schema) error
+	// finish writes what ends the file (a footer) and whatever is still buffered.
+	finish() error
+}
+
+// atRecord adds the position of record i of b to err, for messages.
+func atRecord(b *schemas.Batch, i int, err error) error {
+	if i < len(b.Pos) {
+		return fmt.Errorf("%w (record at %s)", err, b.Pos[i])
+	}
+	return err
+}
 
 // sink writes an output directory one epoch directory at a time (docs/files.md): lanes write
 // their rows into files of a hidden directory per epoch, and Commit adds the checkpoint and
@@ -32,12 +47,16 @@ type sink struct {
 	what   string // the component, for messages
 	format writeFormat
 	schema *schemas.Schema // the input schema, for batches that carry none
+	// numShards, when not 0, is how many files an epoch has: lanes share them (shards.go).
+	numShards int
+	shards    shardFiles
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
 
 	mu       sync.Mutex // guards the fields below; never held across I/O
 	pipeline string
 	opened   bool
+	lanes    int            // SinkInfo.Lanes
 	last     uint64         // the highest committed epoch
 	pending  map[uint64]int // epoch -> lane files flushed for it and not committed yet
 	writers  map[int]*laneWriter
@@ -55,8 +74,8 @@ const (
 	stepRenamed    = "renamed"    // renamed, the output directory not synced yet
 )
 
-func newSink(dir, what string, format writeFormat, schema *schemas.Schema) *sink {
-	return &sink{dir: dir, what: what, format: format, schema: schema}
+func newSink(cfg *WriteConfig, what string, format writeFormat, schema *schemas.Schema) *sink {
+	return &sink{dir: cfg.Path, what: what, format: format, schema: schema, numShards: cfg.NumShards}
 }
 
 // Summary says where the sink wrote, for the end of a run.
@@ -102,7 +121,7 @@ func (s *sink) Open(_ context.Context, info component.SinkInfo) (*component.Chec
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pipeline, s.opened = info.Pipeline, true
+	s.pipeline, s.opened, s.lanes = info.Pipeline, true, info.Lanes
 	s.pending = map[uint64]int{}
 	s.last = 0
 	if cp != nil {
@@ -158,6 +177,9 @@ func (s *sink) Writer(lane int) component.Writer {
 	if w == nil {
 		w = &laneWriter{s: s, lane: lane, flushed: s.last}
 		s.writers[lane] = w
+	}
+	if s.numShards > 0 {
+		return &shardWriter{lw: w}
 	}
 	return w
 }
@@ -294,6 +316,7 @@ func (s *sink) Close(context.Context) error {
 	for _, w := range writers {
 		errs = append(errs, w.close())
 	}
+	errs = append(errs, s.shards.close())
 	s.release()
 	return errors.Join(errs...)
 }
@@ -305,8 +328,8 @@ type laneWriter struct {
 	flushed uint64 // the last epoch this lane flushed
 	epoch   uint64 // the epoch the open file was created for: flushed+1, the runner's next
 	f       *os.File
+	enc     fileEncoder
 	name    string
-	buf     []byte
 	closed  bool
 }
 
@@ -324,39 +347,8 @@ func (w *laneWriter) Write(_ context.Context, b *schemas.Batch) error {
 	if schema == nil {
 		schema = w.s.schema
 	}
-	buf := w.buf[:0]
-	var err error
-	for i, row := range b.Rows {
-		if buf, err = w.s.format.encode(buf, schema, row); err != nil {
-			var at string
-			if i < len(b.Pos) {
-				at = " (record at " + b.Pos[i].String() + ")"
-			}
-			return fmt.Errorf("%s %s: %w%s", w.s.what, w.s.dir, err, at)
-		}
-		buf = append(buf, '\n')
-		if len(buf) >= writeChunkBytes {
-			if err := w.write(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-	}
-	if err := w.write(buf); err != nil {
-		return err
-	}
-	if cap(buf) <= 4*writeChunkBytes {
-		w.buf = buf[:0]
-	}
-	return nil
-}
-
-func (w *laneWriter) write(p []byte) error {
-	if len(p) == 0 {
-		return nil
-	}
-	if _, err := w.f.Write(p); err != nil {
-		return fmt.Errorf("write %s: %w", w.name, err)
+	if err := w.enc.encode(b, schema); err != nil {
+		return fmt.Errorf("%s %s: %w", w.s.what, w.s.dir, err)
 	}
 	return nil
 }
@@ -368,17 +360,60 @@ func (w *laneWriter) create() error {
 		return fmt.Errorf("%s %s: write after close", w.s.what, w.s.dir)
 	}
 	w.epoch = w.flushed + 1
-	dir := filepath.Join(w.s.dir, tmpName(w.epoch))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", w.s.what, err)
-	}
-	w.name = filepath.Join(dir, laneName(w.lane, w.s.format.ext))
-	f, err := os.OpenFile(w.name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	f, enc, err := w.s.createFile(w.epoch, laneName(w.lane, w.s.format.ext))
 	if err != nil {
-		return fmt.Errorf("%s: create lane file: %w (is another process writing %s?)", w.s.what, err, w.s.dir)
+		return err
 	}
-	w.f = f
+	w.f, w.enc, w.name = f, enc, f.Name()
 	return nil
+}
+
+// createFile creates a data file of epoch in its hidden directory and starts its encoder.
+func (s *sink) createFile(epoch uint64, base string) (*os.File, fileEncoder, error) {
+	dir := filepath.Join(s.dir, tmpName(epoch))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", s.what, err)
+	}
+	name := filepath.Join(dir, base)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: create a data file: %w (is another process writing %s?)", s.what, err, s.dir)
+	}
+	enc, err := s.format.newEncoder(fileOnly{f}, s.schema)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s %s: %w", s.what, name, err)
+	}
+	return f, enc, nil
+}
+
+// finishFile ends a data file: its encoder's footer, then sync and close.
+func (s *sink) finishFile(f *os.File, enc fileEncoder) error {
+	if err := enc.finish(); err != nil {
+		f.Close()
+		return fmt.Errorf("%s %s: %w", s.what, f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// moveFile puts a data file into the hidden directory of epoch, returning its new name.
+func (s *sink) moveFile(name string, epoch uint64) (string, error) {
+	dir := filepath.Join(s.dir, tmpName(epoch))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	to := filepath.Join(dir, filepath.Base(name))
+	if err := os.Rename(name, to); err != nil {
+		return "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	return to, nil
 }
 
 // Flush ends the lane's part of epoch: its file, if it has rows, is synced, closed and
@@ -391,35 +426,20 @@ func (w *laneWriter) Flush(_ context.Context, epoch uint64) error {
 		return fmt.Errorf("%s %s: lane %d flushes epoch %d after epoch %d", w.s.what, w.s.dir, w.lane, epoch, w.flushed)
 	}
 	if w.f != nil {
-		if err := w.f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", w.name, err)
+		err := w.s.finishFile(w.f, w.enc)
+		w.f, w.enc = nil, nil
+		if err != nil {
+			return err
 		}
-		if err := w.f.Close(); err != nil {
-			return fmt.Errorf("close %s: %w", w.name, err)
-		}
-		w.f = nil
 		if epoch != w.epoch {
-			if err := w.move(epoch); err != nil {
+			if w.name, err = w.s.moveFile(w.name, epoch); err != nil {
 				return err
 			}
+			w.epoch = epoch
 		}
 		w.s.flushed(epoch)
 	}
 	w.flushed = epoch
-	return nil
-}
-
-// move puts the lane's file into the hidden directory of epoch.
-func (w *laneWriter) move(epoch uint64) error {
-	dir := filepath.Join(w.s.dir, tmpName(epoch))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("%s: %w", w.s.what, err)
-	}
-	name := filepath.Join(dir, laneName(w.lane, w.s.format.ext))
-	if err := os.Rename(w.name, name); err != nil {
-		return fmt.Errorf("%s: %w", w.s.what, err)
-	}
-	w.name, w.epoch = name, epoch
 	return nil
 }
 
@@ -429,9 +449,15 @@ func (w *laneWriter) close() error {
 		return nil
 	}
 	err := w.f.Close()
-	w.f = nil
+	w.f, w.enc = nil, nil
 	return err
 }
+
+// fileOnly hides the Close of a lane file from encoders whose own Close would close their
+// writer: the lane writer syncs and closes the file itself.
+type fileOnly struct{ f *os.File }
+
+func (w fileOnly) Write(p []byte) (int, error) { return w.f.Write(p) }
 
 // Identity is what the sink writes: its directory.
 func (s *sink) Identity() []string { return []string{"files " + s.dir} }

@@ -20,27 +20,63 @@ const (
 	maxBatchBytes = 4 << 20
 )
 
-// lineDecoder turns one line into a row. One goroutine uses it at a time.
-type lineDecoder func(line []byte) (schemas.Row, error)
+// recordDecoder turns the bytes of record i of a raw batch into a row. One goroutine uses it at
+// a time.
+type recordDecoder func(b *schemas.Batch, i int, raw []byte) (schemas.Row, error)
 
-// readFormat is what distinguishes ReadFromJson from ReadFromText.
-type readFormat struct {
-	// skip reports whether a line is not a record (it still advances the offset).
-	skip func(line []byte) bool
-	// newDecoder returns a decoder for one goroutine.
-	newDecoder func() lineDecoder
+// fileFormat is what distinguishes the readers: how a file's records are found, and how
+// they become rows.
+type fileFormat struct {
+	// open returns a reader of the file's records from offset off, checking that off is a
+	// place the format can resume at.
+	open func(f *os.File, name string, size, off int64) (records, error)
+	// newDecoder returns a decoder for one goroutine; nil for formats whose records come out
+	// of open's reader as rows.
+	newDecoder func() recordDecoder
 }
+
+// records reads the records of one file in order.
+type records interface {
+	// next returns the next record, or io.EOF after the last. Its bytes are valid until the
+	// next call.
+	next() (record, error)
+	// offset is where the record after the last one returned starts: the offset to resume
+	// from.
+	offset() int64
+}
+
+// record is one record of a file: its bytes (decoded in the lanes) or its row (formats
+// decoded while reading), where it starts, and its line (1-based; 0 for formats without
+// lines).
+type record struct {
+	raw   []byte
+	row   schemas.Row
+	start int64
+	line  int
+}
+
+// batchMeta is a raw batch's Meta: the file its records come from and their lines, for
+// messages that name a record's place (CSV).
+type batchMeta struct {
+	file  string
+	lines []int
+	// state is what a format's reader tells its decoder about the file (stateful): CSV's
+	// columns, Avro's writer schema.
+	state any
+}
+
+// stateful is implemented by the readers of formats whose records decode by something of
+// their file (CSV's header, Avro's writer schema).
+type stateful interface{ fileState() any }
 
 // source reads the files of a path, each file a partition of its own. Read and Offsets run
 // on one goroutine; Decode runs on many.
 type source struct {
 	path   string
 	schema *schemas.Schema
-	format readFormat
+	format fileFormat
 	errOut *component.ErrorOutput
-	pool   sync.Pool // of lineDecoder
-	// maxLine is the longest line accepted (MaxLineBytes; tests lower it).
-	maxLine int
+	pool   sync.Pool // of recordDecoder
 
 	files   []string
 	next    int         // index in files of the next file to open
@@ -58,15 +94,17 @@ const filesAtOnce = 8
 // openFile is a file being read.
 type openFile struct {
 	f      *os.File
-	lr     *lineReader
+	recs   records
 	name   string
 	source string
 	mtime  time.Time
 }
 
-func newSource(path string, schema *schemas.Schema, format readFormat, errOut *component.ErrorOutput) *source {
-	s := &source{path: path, schema: schema, format: format, errOut: errOut, maxLine: MaxLineBytes}
-	s.pool.New = func() any { return format.newDecoder() }
+func newSource(path string, schema *schemas.Schema, format fileFormat, errOut *component.ErrorOutput) *source {
+	s := &source{path: path, schema: schema, format: format, errOut: errOut}
+	if format.newDecoder != nil {
+		s.pool.New = func() any { return format.newDecoder() }
+	}
 	return s
 }
 
@@ -115,7 +153,7 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		s.offsets.Set(cur.source, 0, cur.lr.off)
+		s.offsets.Set(cur.source, 0, cur.recs.offset())
 		if b != nil {
 			s.turn++
 			return b, nil
@@ -127,8 +165,8 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 	}
 }
 
-// openNext opens name and seeks to the offset to resume from, checking that the offset is at a
-// line start of a file at least that long: otherwise the file changed since the checkpoint.
+// openNext opens name at the offset to resume from; the format checks that the file can be
+// resumed there (it did not change since the checkpoint).
 func (s *source) openNext(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
@@ -141,84 +179,77 @@ func (s *source) openNext(name string) error {
 	}
 	src := sourceName(name)
 	off, _ := s.from.Get(src, 0)
-	if err := checkResume(f, name, off, info.Size()); err != nil {
+	recs, err := s.format.open(f, name, info.Size(), off)
+	if err != nil {
 		f.Close()
 		return err
 	}
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		f.Close()
-		return fmt.Errorf("seek %s to offset %d: %w", name, off, err)
-	}
-	lr := newLineReader(f, off, readBufferBytes, s.maxLine)
-	s.open = append(s.open, &openFile{f: f, lr: lr, name: name, source: src, mtime: info.ModTime().UTC()})
+	s.open = append(s.open, &openFile{f: f, recs: recs, name: name, source: src, mtime: info.ModTime().UTC()})
 	s.offsets.Set(src, 0, off)
 	return nil
 }
 
-func checkResume(f *os.File, name string, off, size int64) error {
-	switch {
-	case off < 0 || off > size:
-		return fmt.Errorf("the checkpoint resumes %s at offset %d, but the file has %d bytes: it was truncated or replaced since; restore it, or write to a new output to read it from the start", name, off, size)
-	case off == 0 || off == size:
-		return nil
-	}
-	var prev [1]byte
-	if _, err := f.ReadAt(prev[:], off-1); err != nil {
-		return fmt.Errorf("read %s: %w", name, err)
-	}
-	if prev[0] != '\n' {
-		return fmt.Errorf("the checkpoint resumes %s at offset %d, which is not the start of a line: the file changed since; restore it, or write to a new output to read it from the start", name, off)
-	}
-	return nil
-}
-
-// readBatch reads the next lines of the current file. It returns a nil batch when the file
-// has no more records; io.EOF comes with the file's last batch or with nil.
+// readBatch reads the next records of the current file. It returns a nil batch when the
+// file has no more records; io.EOF comes with the file's last batch or with nil.
 func (s *source) readBatch(cur *openFile) (*schemas.Batch, error) {
 	data := make([]byte, 0, max(s.arena, 4096))
-	var ends []int
+	var ends, lines []int
+	var rows []schemas.Row
 	var pos []schemas.Position
 	var err error
-	for len(ends) < maxBatchLines && len(data) < maxBatchBytes {
-		var line []byte
-		var start int64
-		line, start, err = cur.lr.next()
-		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				err = fmt.Errorf("%s at offset %d: %w", cur.name, start, err)
-			} else if err != io.EOF {
-				err = fmt.Errorf("read %s: %w", cur.name, err)
-			}
+	for len(pos) < maxBatchLines && len(data) < maxBatchBytes {
+		var rec record
+		if rec, err = cur.recs.next(); err != nil {
 			break
 		}
-		if s.format.skip(line) {
-			continue
+		if rec.row != nil {
+			rows = append(rows, rec.row)
+		} else {
+			data = append(data, rec.raw...)
+			ends = append(ends, len(data))
 		}
-		data = append(data, line...)
-		ends = append(ends, len(data))
-		pos = append(pos, schemas.Position{Source: cur.source, Offset: start})
+		if rec.line > 0 {
+			lines = append(lines, rec.line)
+		}
+		pos = append(pos, schemas.Position{Source: cur.source, Offset: rec.start})
 	}
-	if len(ends) == 0 || (err != nil && err != io.EOF) {
+	if len(pos) == 0 || (err != nil && err != io.EOF) {
 		return nil, err
 	}
+	b := &schemas.Batch{Schema: s.schema, Pos: pos, Time: make([]time.Time, len(pos))}
+	for i := range b.Time {
+		b.Time[i] = cur.mtime
+	}
+	if rows != nil {
+		b.Rows = rows
+		return b, err
+	}
 	s.arena = len(data)
-	b := &schemas.Batch{Schema: s.schema, Raw: make([][]byte, len(ends)), Pos: pos, Time: make([]time.Time, len(ends))}
+	b.Raw = make([][]byte, len(ends))
 	begin := 0
 	for i, end := range ends {
 		b.Raw[i] = data[begin:end:end]
-		b.Time[i] = cur.mtime
 		begin = end
 	}
+	meta := &batchMeta{file: cur.name, lines: lines}
+	if c, ok := cur.recs.(stateful); ok {
+		meta.state = c.fileState()
+	}
+	b.Meta = meta
 	return b, err
 }
 
-// Decode turns lines into rows on the Main output; lines that fail go to the error output,
-// or stop the pipeline at their position when there is none.
+// Decode turns records into rows on the Main output; records that fail go to the error
+// output, or stop the pipeline at their position when there is none. Batches of formats
+// decoded while reading pass as they are.
 func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
-	dec := s.pool.Get().(lineDecoder)
+	if b.Raw == nil {
+		return emit(component.Main, b)
+	}
+	dec := s.pool.Get().(recordDecoder)
 	defer s.pool.Put(dec)
-	return component.DecodeBatch(b, s.schema, s.errOut, emit, func(_ int, line []byte) (schemas.Row, error) {
-		return dec(line)
+	return component.DecodeBatch(b, s.schema, s.errOut, emit, func(i int, raw []byte) (schemas.Row, error) {
+		return dec(b, i, raw)
 	})
 }
 

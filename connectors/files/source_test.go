@@ -163,10 +163,10 @@ func TestReadMissingFile(t *testing.T) {
 	if _, _, err := readAll(t, textSource(t, p), nil); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("got %v, want an error naming %s", err, p)
 	}
-	// A pattern that matches nothing reads nothing.
-	out, _, err := readAll(t, textSource(t, filepath.Join(filepath.Dir(p), "*.txt")), nil)
-	if err != nil || len(out) != 0 {
-		t.Errorf("empty glob: %v, %v", out, err)
+	// A pattern that matches nothing is an error too: the input is not there.
+	pattern := filepath.Join(filepath.Dir(p), "*.txt")
+	if _, _, err := readAll(t, textSource(t, pattern), nil); err == nil || err.Error() != "no file matches "+pattern {
+		t.Errorf("empty glob: got %v, want an error naming the pattern", err)
 	}
 }
 
@@ -174,7 +174,8 @@ func TestLineTooLongNamesFileAndOffset(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, dir, "a.txt", "short\n"+strings.Repeat("x", 5000)+"\n")
 	src := newSource(p, textSchema, textReadFormat, nil)
-	src.maxLine = 1000
+	defer func(n int) { maxLineBytes = n }(maxLineBytes)
+	maxLineBytes = 1000
 	_, _, err := readAll(t, src, nil)
 	if !errors.Is(err, errLineTooLong) || !strings.Contains(err.Error(), p+" at offset 6") {
 		t.Errorf("got %v", err)

@@ -95,11 +95,11 @@ func (f *fileScan) batch(rec arrow.RecordBatch) (*schemas.Batch, error) {
 	if from == n {
 		return nil, nil
 	}
-	rows, err := f.rows.read(rec, from, n, make([]schemas.Row, 0, n-from))
+	rows, err := f.rows.Read(rec, from, n, make([]schemas.Row, 0, n-from))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", f.tasks[f.i].File.FilePath(), err)
 	}
-	b := &schemas.Batch{Schema: f.rows.rows, Rows: rows, Pos: make([]schemas.Position, len(rows)), Time: make([]time.Time, len(rows))}
+	b := &schemas.Batch{Schema: f.rows.Schema(), Rows: rows, Pos: make([]schemas.Position, len(rows)), Time: make([]time.Time, len(rows))}
 	for k := range rows {
 		b.Pos[k] = schemas.Position{Source: f.source, Partition: f.part, Offset: f.base + first + int64(k)}
 		b.Time[k] = f.at

@@ -134,7 +134,7 @@ func (w warehouse) appendEvents(tableName string, from, to int) *table.Snapshot 
 	for i := from; i < to; i++ {
 		rows = append(rows, event(i))
 	}
-	rec, err := conv.record(rows, nil)
+	rec, err := conv.Record(rows, nil)
 	if err != nil {
 		w.t.Fatal(err)
 	}

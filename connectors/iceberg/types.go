@@ -97,24 +97,6 @@ func icebergType(t schemas.Type, next func() int) (iceberg.Type, error) {
 	return nil, errNoType
 }
 
-// columnError names the column, nested ones joined with ".", that a problem is about.
-type columnError struct {
-	path string
-	err  error
-}
-
-func (e *columnError) Error() string { return fmt.Sprintf("column %q %v", e.path, e.err) }
-func (e *columnError) Unwrap() error { return e.err }
-
-func inColumn(err error, name string) error {
-	var ce *columnError
-	if errors.As(err, &ce) {
-		ce.path = name + "." + ce.path
-		return ce
-	}
-	return &columnError{path: name, err: err}
-}
-
 // checkCompatible reports why rows of s cannot be written into a table of schema ts: a field
 // the table lacks, a type that does not convert, a nullable field in a required column, or
 // a required column the rows do not have.

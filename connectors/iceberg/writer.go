@@ -67,15 +67,15 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 	}
 	for _, g := range groups {
 		for len(g.rows) > 0 {
-			rec, err := g.ts.wr.conv.record(g.rows, positions(b, g.idx))
+			rec, err := g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
 			var re *rowError
 			if err != nil && errOut != nil && errors.As(err, &re) {
 				// The row goes to the error output; the others are converted again.
-				if errs, err = errOut.Add(errs, b, g.idx[re.index], fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, re.err)); err != nil {
+				if errs, err = errOut.Add(errs, b, g.idx[re.Index], fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, re.Err)); err != nil {
 					return err
 				}
-				g.rows = slices.Delete(g.rows, re.index, re.index+1)
-				g.idx = slices.Delete(g.idx, re.index, re.index+1)
+				g.rows = slices.Delete(g.rows, re.Index, re.Index+1)
+				g.idx = slices.Delete(g.idx, re.Index, re.Index+1)
 				continue
 			}
 			if err != nil {
@@ -222,7 +222,7 @@ func startSegment(wr *writing) *segment {
 	})
 	go func() {
 		defer cancel()
-		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.schema, records,
+		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), records,
 			table.WithMaxWriteWorkers(1)) {
 			if err != nil {
 				seg.err = err
