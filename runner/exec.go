@@ -101,8 +101,8 @@ type sourceState struct {
 }
 
 type barrierReport struct {
-	epoch uint64
-	next  schemas.Offsets
+	epoch  uint64
+	next   schemas.Offsets
 	sent   bool      // records were sent to lanes in this epoch
 	read   int64     // records the source had read in all, at the barrier
 	oldest time.Time // the oldest record time of the epoch, if the source gives times
