@@ -1,6 +1,11 @@
 package component
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -44,6 +49,55 @@ const (
 	StartLatest     StartFrom = "latest"       // auto_offset_reset latest: only records written from now on
 	StartNew        StartFrom = "newpartition" // new since the last commit: from its beginning
 )
+
+// startWhy says what each way of starting means.
+var startWhy = map[StartFrom]string{
+	StartCheckpoint: "at the last commit (the sinks' checkpoint)",
+	StartGroup:      "at the consumer group's committed offset (no checkpoint)",
+	StartEarliest:   "at the earliest offset (auto_offset_reset earliest: no checkpoint or group offset)",
+	StartLatest:     "at the latest offset (auto_offset_reset latest: no checkpoint or group offset; only records written from now on are read)",
+	StartNew:        "at the beginning (partitions new since the last commit)",
+}
+
+// maxListedStarts bounds the partitions a start line lists one by one.
+const maxListedStarts = 8
+
+// DescribeStarts summarises where partitions start, for the log line a source's start gets
+// (docs/operations.md, "Where a run starts"): why, as counts of partitions per reason ("7
+// partitions at the last commit (...); 1 partition at the beginning (...)"); at, the first
+// few partitions with their offsets and reasons ("kafka:t[0]=5120 (checkpoint), ..."); and
+// the backlog, the offsets between the starts and the partitions' ends.
+func DescribeStarts(starts []Start) (why, at string, backlog int64) {
+	starts = slices.SortedFunc(slices.Values(starts), func(a, b Start) int {
+		return cmp.Or(strings.Compare(a.Source, b.Source), cmp.Compare(a.Partition.Partition, b.Partition.Partition))
+	})
+	count := map[StartFrom]int{}
+	var order []StartFrom
+	var list, reasons []string
+	for i, st := range starts {
+		if count[st.From] == 0 {
+			order = append(order, st.From)
+		}
+		count[st.From]++
+		if st.End > st.Offset {
+			backlog += st.End - st.Offset
+		}
+		if i < maxListedStarts {
+			list = append(list, fmt.Sprintf("%s[%d]=%d (%s)", st.Source, st.Partition.Partition, st.Offset, st.From))
+		}
+	}
+	if len(starts) > maxListedStarts {
+		list = append(list, fmt.Sprintf("and %d more", len(starts)-maxListedStarts))
+	}
+	for _, f := range order {
+		noun := "partitions"
+		if count[f] == 1 {
+			noun = "partition"
+		}
+		reasons = append(reasons, fmt.Sprintf("%d %s %s", count[f], noun, startWhy[f]))
+	}
+	return strings.Join(reasons, "; "), strings.Join(list, ", "), backlog
+}
 
 // Measured is implemented by sinks that count what they wrote to their target in this run,
 // committed or not yet (an epoch that is not committed is written again): data files (0 for

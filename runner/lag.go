@@ -111,6 +111,16 @@ func (r *run) pollEnds(ctx context.Context) {
 	if len(sources) == 0 || (r.cfg.Metrics == nil && r.cfg.ProgressInterval <= 0 && r.cfg.Live == nil) {
 		return
 	}
+	// A poll in progress when the run ends (a broker that does not answer) must not hold it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.finished:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	every := min(max(r.plan.EpochInterval, minEndsPoll), maxEndsPoll)
 	if r.cfg.Live != nil {
 		every = min(every, time.Second)

@@ -2,10 +2,7 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -175,18 +172,6 @@ func (p Progress) attrs() []any {
 
 func round(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
 
-// startWhy says what each way of starting means, for the line a source logs when it opens.
-var startWhy = map[component.StartFrom]string{
-	component.StartCheckpoint: "at the last commit (the sinks' checkpoint)",
-	component.StartGroup:      "at the consumer group's committed offset (no checkpoint)",
-	component.StartEarliest:   "at the earliest offset (auto_offset_reset earliest: no checkpoint or group offset)",
-	component.StartLatest:     "at the latest offset (auto_offset_reset latest: no checkpoint or group offset; only records written from now on are read)",
-	component.StartNew:        "at the beginning (partitions new since the last commit)",
-}
-
-// maxListedStarts bounds the partitions a start line lists one by one.
-const maxListedStarts = 8
-
 // logStart logs where a source that just opened starts, and why. A source that cannot say
 // (no component.Progress) logs the checkpoint it resumes from, if any.
 func (r *run) logStart(s *sourceState, from schemas.Offsets) {
@@ -204,41 +189,6 @@ func (r *run) logStart(s *sourceState, from schemas.Offsets) {
 		r.log.Info("source starts as partitions are assigned to it (consumer group): each where the sinks committed it, else at the group's offset, else at auto_offset_reset", "source", s.node.Name)
 		return
 	}
-	slices.SortFunc(starts, func(a, b component.Start) int {
-		if c := strings.Compare(a.Source, b.Source); c != 0 {
-			return c
-		}
-		return int(a.Partition.Partition - b.Partition.Partition)
-	})
-	count := map[component.StartFrom]int{}
-	var order []component.StartFrom
-	var at []string
-	var total int64
-	for i, st := range starts {
-		if count[st.From] == 0 {
-			order = append(order, st.From)
-		}
-		count[st.From]++
-		if st.End > st.Offset {
-			total += st.End - st.Offset
-		}
-		if i < maxListedStarts {
-			at = append(at, fmt.Sprintf("%s=%d (%s)", partitionLabel(st.Partition), st.Offset, st.From))
-		}
-	}
-	if len(starts) > maxListedStarts {
-		at = append(at, fmt.Sprintf("and %d more", len(starts)-maxListedStarts))
-	}
-	var why []string
-	for _, f := range order {
-		why = append(why, fmt.Sprintf("%d %s %s", count[f], plural(count[f], "partition", "partitions"), startWhy[f]))
-	}
-	r.log.Info("where the source starts: "+strings.Join(why, "; "), "source", s.node.Name, "at", strings.Join(at, ", "), "backlog_records", total)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
+	why, at, backlog := component.DescribeStarts(starts)
+	r.log.Info("where the source starts: "+why, "source", s.node.Name, "at", at, "backlog_records", backlog)
 }

@@ -217,6 +217,9 @@ func (s *source) adjust(ctx context.Context, assigned map[string]map[int32]kgo.O
 			starts = append(starts, st)
 		}
 	}
+	// The run's start line could not say where these start: they came after it.
+	why, at, backlog := component.DescribeStarts(starts)
+	slog.Info("where the partitions assigned to this copy start: "+why, "component", s.what, "at", at, "backlog_records", backlog)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range starts {
