@@ -33,6 +33,9 @@ func (a *asyncProgress) submit(p progress) error {
 	if a.err != nil {
 		return a.err
 	}
+	if a.pending != nil { // p replaces it: what p commits starts with the oldest record of both
+		p.oldest = mergeOldest(a.pending.oldest, p.oldest)
+	}
 	a.pending = &p
 	select {
 	case a.wake <- struct{}{}:

@@ -51,6 +51,12 @@ type RunConfig struct {
 	Health *Health
 	// Recent, when set, keeps the sinks' last commits and the last error rows (live.go).
 	Recent *Recent
+	// ProgressInterval is how often the run logs a progress line at INFO (rates, lag, the last
+	// commit; progress.go); 0: never.
+	ProgressInterval time.Duration
+	// Live, when set, is called about twice a second with the run's progress, for a display
+	// that redraws it (sluice run on a terminal).
+	Live func(Progress)
 }
 
 // Stats says what a run did.
@@ -85,6 +91,9 @@ type sourceState struct {
 	reports chan barrierReport
 	ended   atomic.Bool
 	records atomic.Int64 // records read, for metrics
+	bytes   atomic.Int64 // bytes of the records read (Batch.Raw), for metrics
+	heads   heads        // the time of the last record read of every partition (lag.go)
+	oldest  time.Time    // the oldest record time read since the last barrier; the reader's own
 	sinks   []*sinkState
 	sent    bool // a batch went to a lane since the last barrier; the reader's own
 
@@ -94,10 +103,11 @@ type sourceState struct {
 }
 
 type barrierReport struct {
-	epoch uint64
-	next  schemas.Offsets
-	sent  bool  // records were sent to lanes in this epoch
-	read  int64 // records the source had read in all, at the barrier
+	epoch  uint64
+	next   schemas.Offsets
+	sent   bool      // records were sent to lanes in this epoch
+	read   int64     // records the source had read in all, at the barrier
+	oldest time.Time // the oldest record time of the epoch, if the source gives times
 }
 
 // interrupt makes a Read that waits for data return, so the reader answers a barrier request.
@@ -145,6 +155,7 @@ type sinkState struct {
 	rows       atomic.Int64
 	skipped    atomic.Int64
 	lastCommit atomic.Int64 // Unix nanoseconds of the last commit
+	commits    atomic.Int64
 }
 
 type run struct {
@@ -172,6 +183,11 @@ type run struct {
 	finished  chan struct{}      // closed when the coordinator returns
 	lost      atomic.Pointer[error]
 	lineage   *component.Lineage // what every commit records of the spec (lineage.go)
+	nodeIndex map[*Node]int      // a node's index in plan.Nodes and in counts' rows
+	outTags   map[*Node][]string // a node's outputs, error outputs aside (counters.go)
+	counts    [][]nodeCounts     // per lane, per node
+	ends      ends               // where the sources' partitions end, polled (lag.go)
+	started   time.Time          // when the run opened
 }
 
 // target is a consumer of an output: a node and which of its inputs the output feeds.
@@ -195,6 +211,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	r.laneDone = make(chan uint64, r.lanes)
 	r.lineage = lineageOf(p, cfg.Version)
 	r.wire()
+	r.wireCounts()
 	r.wireStateful()
 	if p.Options.AsyncProgressTracking {
 		r.async = newAsyncProgress(r, time.Duration(p.Options.AsyncProgressCheckpointingInterval))
@@ -205,6 +222,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
 		defer cfg.Metrics.Unregister(r.metrics)
+		r.instrument()
 	}
 	cfg.Health.setPhase("opening the sinks and sources and reading their checkpoints")
 	defer cfg.Health.setPhase("the run has ended")
@@ -213,6 +231,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.started = time.Now()
 	cfg.Health.started(p.EpochInterval)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -235,6 +254,8 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	if r.async != nil {
 		g.Go(func() error { return r.async.run(gctx) })
 	}
+	g.Go(func() error { r.pollEnds(gctx); return nil })
+	g.Go(func() error { r.reportProgress(gctx); return nil })
 	g.Go(func() error { return r.coordinate(gctx, first) })
 	watchCtx, stopWatching := context.WithCancel(gctx)
 	go r.watchStop(watchCtx, cancel)
@@ -365,9 +386,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		if err := r.openRetrying(ctx, s.node.Describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
 			return 0, fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
 		}
-		if len(from) > 0 {
-			r.log.Info("resuming", "source", s.node.Name, "from", from.String())
-		}
+		r.logStart(s, from)
 		starts[s] = from
 	}
 	// Before anything is written, a sink starting afresh records where it starts (where its
@@ -497,6 +516,7 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		}
 		r.read.Add(int64(b.Len()))
 		s.records.Add(int64(b.Len()))
+		s.note(b)
 		s.sent = true
 		select {
 		case s.out[r.laneOf(b.Pos[0])] <- item{b: b}:
@@ -518,8 +538,8 @@ func (r *run) sendBarrier(ctx context.Context, s *sourceState, epoch uint64) err
 			return ctx.Err()
 		}
 	}
-	s.reports <- barrierReport{epoch: epoch, next: next, sent: s.sent, read: s.records.Load()}
-	s.sent = false
+	s.reports <- barrierReport{epoch: epoch, next: next, sent: s.sent, read: s.records.Load(), oldest: s.oldest}
+	s.sent, s.oldest = false, time.Time{}
 	return nil
 }
 
@@ -612,12 +632,15 @@ func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Nod
 		s.req <- e
 		s.interrupt()
 	}
-	next := map[*sourceState]schemas.Offsets{}
+	next, oldest := map[*sourceState]schemas.Offsets{}, map[*sourceState]time.Time{}
 	sent, read := false, int64(0)
 	for _, s := range r.sources {
 		select {
 		case rep := <-s.reports:
 			next[s] = rep.next
+			if !rep.oldest.IsZero() {
+				oldest[s] = rep.oldest
+			}
 			sent = sent || rep.sent
 			read += rep.read
 		case <-ctx.Done():
@@ -641,7 +664,7 @@ func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Nod
 	if err := r.lostErr(); err != nil {
 		return 0, err
 	}
-	p := progress{epoch: e, next: next, state: state, start: start}
+	p := progress{epoch: e, next: next, state: state, start: start, oldest: oldest}
 	if r.async != nil {
 		return read, r.async.submit(p)
 	}
@@ -655,11 +678,13 @@ type progress struct {
 	next  map[*sourceState]schemas.Offsets
 	state []byte
 	start time.Time // when the epoch's barrier round began
+	// oldest is, per source, the oldest record time the progress covers (freshness).
+	oldest map[*sourceState]time.Time
 }
 
 // save has every sink commit p, then tells the sources that implement Acker.
 func (r *run) save(ctx context.Context, p progress) error {
-	if err := r.commit(ctx, p.epoch, p.next, p.state); err != nil {
+	if err := r.commit(ctx, p); err != nil {
 		return err
 	}
 	for _, s := range r.sources {
@@ -670,13 +695,16 @@ func (r *run) save(ctx context.Context, p progress) error {
 		}
 	}
 	r.epochs.Add(1)
-	r.log.Debug("epoch committed", "epoch", p.epoch, "took", time.Since(p.start).String())
+	took := time.Since(p.start)
+	r.metrics.epochSeconds.Observe(took.Seconds())
+	r.log.Debug("epoch committed", "epoch", p.epoch, "took", took.String())
 	return nil
 }
 
 // commit has every sink commit epoch e, each on its own: one sink's failure does not cancel
 // another's commit half-way (which would leave its outcome unknown).
-func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schemas.Offsets, state []byte) error {
+func (r *run) commit(ctx context.Context, p progress) error {
+	e, next, state := p.epoch, p.next, p.state
 	errs := make([]error, len(r.sinks))
 	var wg sync.WaitGroup
 	for i, k := range r.sinks {
@@ -696,7 +724,7 @@ func (r *run) commit(ctx context.Context, e uint64, next map[*sourceState]schema
 				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.Describe(), k.node.Pos, e, err)
 				return
 			}
-			r.metrics.committed(k, start)
+			r.metrics.committed(k, start, p.oldestFor(k))
 			r.cfg.Recent.committed(k.node.Name, cp.Checkpoint)
 		})
 	}

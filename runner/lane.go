@@ -101,38 +101,6 @@ func (r *run) passBarrier(ctx context.Context, l int, epoch uint64) error {
 	}
 }
 
-// laneEmitters builds, for one lane, the Emit of every node: it calls the consumers of the
-// emitted tag directly.
-func (r *run) laneEmitters(ctx context.Context, l int) map[*Node]component.Emit {
-	emit := map[*Node]component.Emit{}
-	for _, n := range r.plan.Nodes {
-		cons := r.consumers[n]
-		errTags := map[string]bool{}
-		for _, o := range n.Outputs {
-			if o.Errors {
-				errTags[o.Tag] = true
-			}
-		}
-		sink := r.bySink[n]
-		emit[n] = func(tag string, b *schemas.Batch) error {
-			if errTags[tag] {
-				r.errorRows.Add(int64(len(b.Rows)))
-				r.cfg.Recent.errored(n.Name, tag, b)
-				if sink != nil {
-					sink.rows.Add(-int64(len(b.Rows))) // a sink's refused rows were counted as written
-				}
-			}
-			for _, t := range cons[tag] {
-				if err := r.deliver(ctx, l, t, b, emit); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	return emit
-}
-
 func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, emit map[*Node]component.Emit) error {
 	if k := r.bySink[t.node]; k != nil {
 		if len(b.Pos) != len(b.Rows) {

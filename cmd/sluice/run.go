@@ -38,6 +38,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	allowReset := fs.Bool("allow-reset-state", false, "start even if the spec changed incompatibly since the checkpoints were written: sources resume where they still match, window state that no longer fits is dropped (docs/upgrades.md)")
 	outageEvery := fs.Duration("outage-log-interval", outage.DefaultRepeat, "how often a lost connection to Kafka, a schema registry or a catalog is logged again while it lasts")
 	startupTimeout := fs.Duration("startup-timeout", 60*time.Second, "how long to keep trying at start to reach Kafka, a schema registry or a catalog that is not up yet, before exiting 3 (0: exit at once)")
+	progressEvery := fs.Duration("progress-interval", 30*time.Second, "log a progress line (rates, lag, the last commit) this often; on a terminal with text logs a live display instead; 0: neither (docs/operations.md)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
 	pos, ok := parse(fs, args, stderr)
@@ -58,8 +59,19 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sluice run: --outage-log-interval %v: must be longer than zero\n", *outageEvery)
 		return exitUsage
 	}
+	if *progressEvery < 0 {
+		fmt.Fprintf(stderr, "sluice run: --progress-interval %v: must not be negative\n", *progressEvery)
+		return exitUsage
+	}
 	outage.SetRepeat(*outageEvery)
-	log, err := newLogger(stderr, *logLevel, *logFormat)
+	// On a terminal with text logs, progress is a live display that the log lines pass above.
+	var live *liveTerm
+	logTo := stderr
+	if *progressEvery > 0 && isTerminal(stderr) && *logFormat != "json" {
+		live = &liveTerm{w: stderr}
+		logTo = live
+	}
+	log, err := newLogger(logTo, *logLevel, *logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return exitUsage
@@ -127,11 +139,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		base := "http://" + ln.Addr().String()
 		log.Info("serving the web UI, metrics and probes", "ui", base+"/", "metrics", base+"/metrics", "liveness", base+"/healthz", "readiness", base+"/readyz")
 	}
+	progressInterval, showLive := *progressEvery, (func(runner.Progress))(nil)
+	if live != nil {
+		progressInterval, showLive = 0, live.show
+	}
 	start := time.Now()
 	defer embedded.CloseDirs() // after the run's clients are closed: an embedded:DIR broker's log is left clean
 	st, err := runner.Execute(ctx, p, runner.RunConfig{MaxRecords: *maxRecords, For: *forD, Stop: stop, StopAtEnd: *stopAtEnd, Instance: *instance, Log: log, Metrics: reg,
 		Version: sluiceVersion(), AllowResetState: *allowReset, StartupTimeout: *startupTimeout,
-		UnknownCommit: component.CommitVerdict(*bqIntent), Health: health, Recent: recent})
+		UnknownCommit: component.CommitVerdict(*bqIntent), Health: health, Recent: recent, ProgressInterval: progressInterval, Live: showLive})
+	if live != nil {
+		live.done()
+	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
 			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
@@ -172,10 +191,12 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	if format == "" {
 		format = "json"
-		if f, ok := w.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				format = "text"
-			}
+		out := w
+		if t, ok := w.(*liveTerm); ok {
+			out = t.w
+		}
+		if isTerminal(out) {
+			format = "text"
 		}
 	}
 	switch format {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -13,22 +14,26 @@ import (
 // EndOffsets returns where every partition of the source's topics ends now, as the source
 // would read it: the last stable offset with read_committed (sluice's default), else the high
 // watermark. A topic that does not exist has no partitions.
+//
+// An open source asks through its own admin client (the run's lag metrics call it every few
+// seconds, from another goroutine than Read's); a closed one (`sluice status`) through a client
+// of its own.
 func (s *source) EndOffsets(ctx context.Context) (schemas.Offsets, error) {
-	admin, err := s.set.newClient()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.what, err)
-	}
-	defer admin.Close()
-	adm := kadm.NewClient(admin)
-	topics := s.topics
-	if s.pattern != nil {
-		// matchTopics works on the source's admin client and topics: lend it ours.
-		keepAdmin, keepAdm, keepTopics := s.admin, s.adm, s.topics
-		s.admin, s.adm = admin, adm
-		err = s.matchTopics(ctx)
-		topics = s.topics
-		s.admin, s.adm, s.topics = keepAdmin, keepAdm, keepTopics
+	s.mu.Lock()
+	adm := s.adm
+	topics := slices.Clone(s.topics)
+	s.mu.Unlock()
+	if adm == nil {
+		admin, err := s.set.newClient()
 		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+		defer admin.Close()
+		adm = kadm.NewClient(admin)
+	}
+	if s.pattern != nil {
+		var err error
+		if topics, err = s.matching(ctx, adm); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.what, err)
 		}
 	}

@@ -59,7 +59,7 @@ func (s *source) openGroup(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	s.offsets, s.ends, s.buffered, s.handedOver, s.joined = schemas.Offsets{}, nil, nil, map[component.Partition]bool{}, false
+	s.offsets, s.ends, s.buffered, s.handedOver, s.joined, s.starts = schemas.Offsets{}, nil, nil, map[component.Partition]bool{}, false, nil
 	s.ownedSince = map[component.Partition]int32{}
 	s.setEnds(pos)
 	s.mu.Unlock()
@@ -79,6 +79,7 @@ func (s *source) openGroup(ctx context.Context) error {
 	// The client's own context, which closeMember cancels when leaving takes too long: that
 	// fails the requests in flight (a join the broker holds, the leave itself) at once.
 	ctx, cancel := context.WithCancel(context.Background())
+	opts = append(opts, s.set.metrics.hooks()...)
 	if s.cl, err = s.set.newClient(append(opts, kgo.WithContext(ctx))...); err != nil {
 		cancel()
 		return err
@@ -204,25 +205,28 @@ func (s *source) adjust(ctx context.Context, assigned map[string]map[int32]kgo.O
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
 	out := map[string]map[int32]kgo.Offset{}
-	starts := schemas.Offsets{}
+	var starts []component.Start
 	for topic, ps := range assigned {
 		out[topic] = map[int32]kgo.Offset{}
 		for p := range ps {
-			at, err := s.startOf(pos, from, topic, p)
+			st, err := s.startOf(pos, from, topic, p)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.what, err)
 			}
-			out[topic][p] = kgo.NewOffset().At(at)
-			starts.Set(sourceName(topic), p, at)
+			out[topic][p] = kgo.NewOffset().At(st.Offset)
+			starts = append(starts, st)
 		}
 	}
+	// The run's start line could not say where these start: they came after it.
+	why, at, backlog := component.DescribeStarts(starts)
+	slog.Info("where the partitions assigned to this copy start: "+why, "component", s.what, "at", at, "backlog_records", backlog)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for src, ps := range starts {
-		for p, at := range ps {
-			s.offsets.Set(src, p, at) // a partition coming back starts over where the sinks are
-			delete(s.handedOver, component.Partition{Source: src, Partition: p})
-		}
+	for _, st := range starts {
+		s.offsets.Set(st.Source, st.Partition.Partition, st.Offset) // a partition coming back starts over where the sinks are
+		delete(s.handedOver, st.Partition)
+		s.starts = slices.DeleteFunc(s.starts, func(o component.Start) bool { return o.Partition == st.Partition })
+		s.starts = append(s.starts, st)
 	}
 	return out, nil
 }

@@ -157,10 +157,13 @@ func (w *laneWriter) send(ctx context.Context, cl *kgo.Client, recs []*kgo.Recor
 	if txn {
 		w.dirty.Store(true)
 	}
+	size := 0
 	for _, r := range recs {
+		size += len(r.Key) + len(r.Value)
 		w.sent.add()
 		cl.Produce(ctx, r, w.sent.done)
 	}
+	w.s.bytes.Add(int64(size))
 }
 
 // Flush ends the lane's part of epoch: it waits until Kafka acknowledged every record the lane

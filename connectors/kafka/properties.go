@@ -55,6 +55,9 @@ type settings struct {
 
 	security security // TLS and SASL
 
+	// metrics, when the run exports metrics, measures the data clients (observe.go).
+	metrics *clientMetrics
+
 	// ignored lists the properties given that sluice does not use, in order.
 	ignored []string
 	// origin holds, for every property given, the config key it came from (for positions of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -29,6 +30,8 @@ type sink struct {
 	keyOf  component.RowFunc // the record key expression, or nil
 	// exactly: the pipeline's delivery is exactly_once (component.Options.Delivery).
 	exactly bool
+	// bytes counts the keys and values produced in this process (Written).
+	bytes atomic.Int64
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
 
@@ -103,7 +106,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 		return nil, fmt.Errorf("%s: transaction.timeout.ms (%v) is not longer than an epoch (%v): every epoch's transaction would time out; raise it or trigger more often",
 			s.what, txnTimeout, info.EpochInterval)
 	}
-	cl, err := s.set.newClient(s.set.producerOpts(txnID, txnTimeout)...)
+	cl, err := s.set.newClient(append(s.set.producerOpts(txnID, txnTimeout), s.set.metrics.hooks()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}

@@ -58,6 +58,7 @@ type source struct {
 	buffered   []chunk                       // fetched records not returned yet, in fetch order
 	offsets    schemas.Offsets               // next offset of every partition, for Offsets
 	ends       schemas.Offsets               // with StopAtEnd: where each partition ends
+	starts     []component.Start             // where each partition started, and why (Starts)
 	handedOver map[component.Partition]bool  // given up in a rebalance: records dropped
 	joined     bool                          // in a group: the first assignment happened
 	ownedSince map[component.Partition]int32 // in a group: the generation each owned partition came in
@@ -92,7 +93,9 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.admin, s.adm = admin, kadm.NewClient(admin)
+	s.mu.Unlock()
 	if s.pattern != nil {
 		err = s.matchTopics(ctx)
 	}
@@ -103,7 +106,8 @@ func (s *source) Open(ctx context.Context, from schemas.Offsets) error {
 	default:
 		var assign map[string]map[int32]kgo.Offset
 		if assign, err = s.plan(ctx, from); err == nil {
-			s.cl, err = s.set.newClient(append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))...)
+			opts := append(s.set.consumerOpts(), kgo.ConsumePartitions(assign))
+			s.cl, err = s.set.newClient(append(opts, s.set.metrics.hooks()...)...)
 		}
 	}
 	if err != nil {
@@ -124,24 +128,33 @@ func sourceName(topic string) string { return sourcePrefix + topic }
 // matchTopics sets the topics to those whose name matches the pattern now (internal topics,
 // named __*, excepted).
 func (s *source) matchTopics(ctx context.Context) error {
-	all, err := s.adm.ListTopics(ctx)
+	topics, err := s.matching(ctx, s.adm)
+	if err == nil {
+		s.topics = topics
+	}
+	return err
+}
+
+// matching returns the topics whose name matches the pattern now, sorted.
+func (s *source) matching(ctx context.Context, adm *kadm.Client) ([]string, error) {
+	all, err := adm.ListTopics(ctx)
 	if err == nil {
 		err = all.Error()
 	}
 	if err != nil {
-		return fmt.Errorf("listing the topics to match topic_pattern %q: %w", s.patternSrc, err)
+		return nil, fmt.Errorf("listing the topics to match topic_pattern %q: %w", s.patternSrc, err)
 	}
-	s.topics = nil
+	var topics []string
 	for _, name := range all.Names() {
 		if !strings.HasPrefix(name, "__") && s.pattern.MatchString(name) {
-			s.topics = append(s.topics, name)
+			topics = append(topics, name)
 		}
 	}
-	if len(s.topics) == 0 {
-		return fmt.Errorf("no topic matches topic_pattern %q (topics: %s)", s.patternSrc, strings.Join(all.Names(), ", "))
+	if len(topics) == 0 {
+		return nil, fmt.Errorf("no topic matches topic_pattern %q (topics: %s)", s.patternSrc, strings.Join(all.Names(), ", "))
 	}
-	slices.Sort(s.topics)
-	return nil
+	slices.Sort(topics)
+	return topics, nil
 }
 
 // positions is what the broker says of the topics' partitions when reading starts.
@@ -192,12 +205,14 @@ func (s *source) listPositions(ctx context.Context) (*positions, error) {
 	return pos, nil
 }
 
-// startOf returns where partition p of topic starts, resuming from from.
-func (s *source) startOf(pos *positions, from schemas.Offsets, topic string, p int32) (int64, error) {
+// startOf returns where partition p of topic starts, resuming from from, and why.
+func (s *source) startOf(pos *positions, from schemas.Offsets, topic string, p int32) (component.Start, error) {
 	start, _ := pos.starts.Lookup(topic, p)
 	hwm, _ := pos.hwms.Lookup(topic, p)
 	end, _ := pos.end.Lookup(topic, p)
-	return s.startAt(from, pos.group, topic, p, start.Offset, hwm.Offset, end.Offset)
+	at, why, err := s.startAt(from, pos.group, topic, p, start.Offset, hwm.Offset, end.Offset)
+	return component.Start{Partition: component.Partition{Source: sourceName(topic), Partition: p},
+		Offset: at, From: why, End: end.Offset}, err
 }
 
 // plan decides where each partition starts.
@@ -206,18 +221,21 @@ func (s *source) plan(ctx context.Context, from schemas.Offsets) (map[string]map
 	if err != nil {
 		return nil, err
 	}
-	s.offsets, s.ends, s.buffered = schemas.Offsets{}, nil, nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.offsets, s.ends, s.buffered, s.starts = schemas.Offsets{}, nil, nil, nil
 	s.setEnds(pos)
 	assign := map[string]map[int32]kgo.Offset{}
 	for _, topic := range s.topics {
 		assign[topic] = map[int32]kgo.Offset{}
 		for p := range pos.counts[topic] {
-			at, err := s.startOf(pos, from, topic, p)
+			st, err := s.startOf(pos, from, topic, p)
 			if err != nil {
 				return nil, err
 			}
-			assign[topic][p] = kgo.NewOffset().At(at)
-			s.offsets.Set(sourceName(topic), p, at)
+			assign[topic][p] = kgo.NewOffset().At(st.Offset)
+			s.offsets.Set(sourceName(topic), p, st.Offset)
+			s.starts = append(s.starts, st)
 		}
 	}
 	return assign, nil
@@ -237,34 +255,34 @@ func (s *source) setEnds(pos *positions) {
 	}
 }
 
-// startAt returns where partition p of topic starts, given its log start, high watermark and
-// end (last stable offset with read_committed).
-func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic string, p int32, start, hwm, end int64) (int64, error) {
+// startAt returns where partition p of topic starts, and why, given its log start, high
+// watermark and end (last stable offset with read_committed).
+func (s *source) startAt(from schemas.Offsets, group kadm.OffsetResponses, topic string, p int32, start, hwm, end int64) (int64, component.StartFrom, error) {
 	if at, ok := from.Get(sourceName(topic), p); ok {
 		switch {
 		case at > hwm:
-			return 0, fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but the partition ends at offset %d: the topic was deleted and recreated, or lost records; give the pipeline a new options.name to start over", topic, p, at, hwm)
+			return 0, "", fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but the partition ends at offset %d: the topic was deleted and recreated, or lost records; give the pipeline a new options.name to start over", topic, p, at, hwm)
 		case at < start:
-			return 0, fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but its oldest record is at offset %d: records %d to %d were deleted (retention) before they were read; give the pipeline a new options.name to start over", topic, p, at, start, at, start-1)
+			return 0, "", fmt.Errorf("the checkpoint resumes topic %s partition %d at offset %d, but its oldest record is at offset %d: records %d to %d were deleted (retention) before they were read; give the pipeline a new options.name to start over", topic, p, at, start, at, start-1)
 		}
-		return at, nil
+		return at, component.StartCheckpoint, nil
 	}
 	if o, ok := group.Lookup(topic, p); ok && o.Err == nil && o.At >= start && o.At <= hwm {
-		return o.At, nil
+		return o.At, component.StartGroup, nil
 	}
 	if _, resuming := from[sourceName(topic)]; resuming || (s.pattern != nil && len(from) > 0) {
 		// The checkpoints know the topic but not this partition: it was added (or got its
 		// first records) after the last commit, so everything in it is new to the pipeline.
 		// So is a topic that came to match topic_pattern since the pipeline last ran.
-		return start, nil
+		return start, component.StartNew, nil
 	}
 	switch s.set.reset {
 	case "earliest":
-		return start, nil
+		return start, component.StartEarliest, nil
 	case "none":
-		return 0, fmt.Errorf("topic %s partition %d has no checkpoint and no committed offset, and auto.offset.reset is none", topic, p)
+		return 0, "", fmt.Errorf("topic %s partition %d has no checkpoint and no committed offset, and auto.offset.reset is none", topic, p)
 	}
-	return end, nil
+	return end, component.StartLatest, nil
 }
 
 // Offsets returns the next offset of every partition: where it started, or after the last
@@ -485,13 +503,13 @@ func (s *source) Close() error {
 		s.cl.Close()
 	}
 	s.cl = nil
-	if s.admin != nil {
-		s.admin.Close()
-		s.admin, s.adm = nil, nil
-	}
 	s.mu.Lock()
-	s.buffered = nil
+	admin := s.admin
+	s.admin, s.adm, s.buffered = nil, nil, nil
 	s.mu.Unlock()
+	if admin != nil {
+		admin.Close()
+	}
 	s.format.Close()
 	return nil
 }
