@@ -116,7 +116,7 @@ func (s *Server) state() (*State, error) {
 // metric a later build adds for a kind of node shows without a change here.
 func nodeState(n *runner.Node, m metricIndex) NodeState {
 	ns := NodeState{Name: n.Name, Type: n.Type, Kind: "transform",
-		Errors: m.sum("sluice_transform_errors_total", "transform", n.Name), StateBytes: m.sum("sluice_state_bytes", "transform", n.Name)}
+		Errors: m.sum("sluice_transform_error_rows_total", "transform", n.Name), StateBytes: m.sum("sluice_state_bytes", "transform", n.Name)}
 	switch {
 	case n.Spec != nil && n.Spec.Kind == component.KindSource:
 		ns.Kind, ns.Out = "source", m.sum("sluice_records_read_total", "source", n.Name)

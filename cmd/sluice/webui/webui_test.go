@@ -137,6 +137,10 @@ func TestStateOfARun(t *testing.T) {
 	if !containsEdge(st.Edges, runner.GraphEdge{From: 4, To: 6, Label: "failed", Errors: true}) {
 		t.Errorf("edges %+v lack the error edge per_call.failed -> dead_letters that sluice graph draws", st.Edges)
 	}
+	// The run's own per-transform counters reach the page (names as runner/metrics.go exports them).
+	if n := node(st, "per_call"); n.In == nil || *n.In != 1 || n.Errors == nil || *n.Errors != 1 || n.Out == nil || *n.Out != 0 {
+		t.Errorf("per_call's counters in %v out %v errors %v, want 1 0 1 (its one row failed)", deref(n.In), deref(n.Out), deref(n.Errors))
+	}
 	if n := node(st, "per_call"); n.Layer != 1 || n.Row != 1 {
 		t.Errorf("per_call placed at column %d row %d, want 1 1 (after accounts, below high_scores)", n.Layer, n.Row)
 	}
@@ -179,6 +183,13 @@ func TestStateOfARun(t *testing.T) {
 	if js := get(t, r.url+"/ui/app.js"); !strings.Contains(js, "/api/state") {
 		t.Error("app.js does not ask /api/state")
 	}
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return nil
+	}
+	return *v
 }
 
 func containsEdge(edges []runner.GraphEdge, e runner.GraphEdge) bool {
@@ -225,7 +236,7 @@ func TestOptionalMetrics(t *testing.T) {
 	out := vec("sluice_transform_rows_out_total", "transform", "output")
 	out.WithLabelValues("per_call", "good").Set(2)
 	out.WithLabelValues("per_call", "failed").Set(1)
-	vec("sluice_transform_errors_total", "transform").WithLabelValues("per_call").Set(1)
+	vec("sluice_transform_error_rows_total", "transform").WithLabelValues("per_call").Set(1)
 	lagRecords := vec("sluice_source_lag_records", "source", "partition")
 	lagRecords.WithLabelValues("events", "10").Set(7)
 	lagRecords.WithLabelValues("events", "2").Set(5)
