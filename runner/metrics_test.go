@@ -276,6 +276,8 @@ options: {name: families, checkpoint_interval: 50ms}
 	}{
 		{"sluice_source_bytes_total", map[string]string{"source": "events"}},
 		{"sluice_sink_bytes_total", map[string]string{"sink": "publish"}},
+		{"sluice_sink_files_total", map[string]string{"sink": "out"}},
+		{"sluice_sink_bytes_total", map[string]string{"sink": "out"}},
 		{"sluice_sink_commits_total", map[string]string{"sink": "out"}},
 		{"sluice_kafka_read_bytes_total", map[string]string{"source": "events"}},
 		{"sluice_kafka_read_bytes_total", map[string]string{"sink": "publish"}},

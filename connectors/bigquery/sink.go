@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cloud.google.com/go/bigquery"
@@ -36,6 +37,8 @@ type sink struct {
 	// count counts the rows of the table read from ranges (countRows, a query; the tests on
 	// the loopback server, which has no query engine, count its rows instead).
 	count func(context.Context, []offsetRange) (int64, error)
+
+	bytesWritten atomic.Int64 // encoded rows appended this run, retries included (component.Measured)
 
 	// Set by Open.
 	exactly bool
@@ -595,3 +598,7 @@ func (s *sink) Claim(ctx context.Context, next schemas.Offsets) error {
 
 // Identity is what the sink writes: its table.
 func (s *sink) Identity() []string { return []string{"bigquery table " + s.p.ref.String()} }
+
+// Written implements component.Measured: BigQuery has no files; the bytes are the encoded
+// rows appended this run, retries included.
+func (s *sink) Written() (files, bytes int64) { return 0, s.bytesWritten.Load() }

@@ -189,6 +189,7 @@ func (sl *slot) append(ctx context.Context, seg int, rows []pendingRow, fail fun
 			if err != nil {
 				return fmt.Errorf("%s: append to %s: %w", sl.s.what, sl.s.p.ref, err)
 			}
+			sl.s.bytesWritten.Add(int64(size))
 			reqs = append(reqs, sent{res: res, rows: rest[:n], start: offset})
 			if offset >= 0 {
 				offset += int64(n)

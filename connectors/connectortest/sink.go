@@ -94,6 +94,12 @@ func TestSink(t *testing.T, target SinkTarget) {
 	}
 	commit(s, 1, 10)
 	check("after commit", 10)
+	if m, ok := s.(component.Measured); ok {
+		// sluice_sink_bytes_total: a sink that counts what it wrote has counted these rows.
+		if _, bytes := m.Written(); bytes <= 0 {
+			t.Errorf("after writing and committing 10 rows, Written() counts %d bytes", bytes)
+		}
+	}
 	commit(s, 1, 10) // again, as after a crash: nothing changes
 	check("after committing the same epoch again", 10)
 	once("after committing the same epoch again")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
@@ -52,6 +53,8 @@ type sink struct {
 	shards    shardFiles
 
 	commitMu sync.Mutex // serializes Open, Commit and Close
+
+	filesWritten, bytesWritten atomic.Int64 // data files finished this run (component.Measured)
 
 	mu       sync.Mutex // guards the fields below; never held across I/O
 	pipeline string
@@ -397,6 +400,10 @@ func (s *sink) finishFile(f *os.File, enc fileEncoder) error {
 		f.Close()
 		return fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
+	if st, err := f.Stat(); err == nil {
+		s.filesWritten.Add(1)
+		s.bytesWritten.Add(st.Size())
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", f.Name(), err)
 	}
@@ -461,3 +468,7 @@ func (w fileOnly) Write(p []byte) (int, error) { return w.f.Write(p) }
 
 // Identity is what the sink writes: its directory.
 func (s *sink) Identity() []string { return []string{"files " + s.dir} }
+
+// Written implements component.Measured: the data files finished this run and their sizes,
+// committed or not yet.
+func (s *sink) Written() (files, bytes int64) { return s.filesWritten.Load(), s.bytesWritten.Load() }

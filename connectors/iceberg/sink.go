@@ -38,6 +38,8 @@ type sink struct {
 	createMu sync.Mutex   // serializes preparing routed tables at their first use
 	retries  atomic.Int64 // commit attempts after the first, for tests and metrics
 
+	filesWritten, bytesWritten atomic.Int64 // data files written this run (component.Measured)
+
 	mu       sync.Mutex // guards the fields below and those of the tables; never held across I/O
 	cat      catalog.Catalog
 	tables   map[string]*tableState // by name (db.events)
@@ -421,3 +423,7 @@ func (s *sink) step(name string) error {
 
 // Identity is what the sink writes: its table (or routing pattern).
 func (s *sink) Identity() []string { return []string{"iceberg table " + s.cfg.Table} }
+
+// Written implements component.Measured: the data files written this run and their sizes
+// (compressed Parquet), committed or not yet.
+func (s *sink) Written() (files, bytes int64) { return s.filesWritten.Load(), s.bytesWritten.Load() }

@@ -190,6 +190,10 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 			errs = append(errs, w.s.writeErr(ts, seg.err))
 			continue
 		}
+		for _, df := range seg.files {
+			w.s.filesWritten.Add(1)
+			w.s.bytesWritten.Add(df.FileSizeBytes())
+		}
 		w.s.seal(ts, epoch, seg.files)
 	}
 	if err := errors.Join(errs...); err != nil {
