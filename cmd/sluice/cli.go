@@ -37,7 +37,7 @@ func commands() []command {
 		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd, true},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd, true},
 		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd, true},
-		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd, false},
+		{"schema", "[TYPE]", "print the JSON Schema of the pipeline format, for editors (docs/editors.md); with TYPE, of that type's config", schemaCmd, false},
 		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd, true},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd, false},
 		{"version", "", "print the version", versionCmd, false},

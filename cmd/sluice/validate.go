@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/sluicehq/sluice/runner"
 )
 
 func validateCmd(args []string, stdout, stderr io.Writer) int {
@@ -68,15 +65,6 @@ func graphCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, p.Mermaid())
 	} else {
 		fmt.Fprint(stdout, p.DOT())
-	}
-	return exitOK
-}
-
-func schemaCmd(_ []string, stdout, _ io.Writer) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(runner.FormatSchema()); err != nil {
-		return exitRuntime
 	}
 	return exitOK
 }
