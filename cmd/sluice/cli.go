@@ -47,6 +47,7 @@ func commands() []command {
 
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	stdinRead = nil // this command has not read standard input yet
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage

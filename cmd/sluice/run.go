@@ -40,7 +40,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	startupTimeout := fs.Duration("startup-timeout", 60*time.Second, "how long to keep trying at start to reach Kafka, a schema registry or a catalog that is not up yet, before exiting 3 (0: exit at once)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}
