@@ -22,6 +22,7 @@ func JSONSchema(t reflect.Type) map[string]any {
 // component's summary: what `sluice schema TYPE` prints.
 func (s *Spec) ConfigSchema() map[string]any {
 	out := JSONSchema(s.Config)
+	out["type"] = []string{"object", "null"} // config: with nothing under it is an empty config
 	out["title"] = s.Name + " config"
 	out["description"] = s.Name + " (" + s.Kind.String() + "): " + s.Summary
 	return out

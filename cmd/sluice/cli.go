@@ -29,7 +29,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml|template:NAME [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--log-format json|text] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd, true},
+		{"run", "PIPELINE.yaml|template:NAME|- [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--log-format json|text] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd, true},
 		{"validate", "[--check-services] PIPELINE.yaml... [params]", "check pipelines without I/O; every problem as FILE:LINE:COL: message", validateCmd, true},
 		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd, true},
 		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd, true},

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/templates"
 	"github.com/sluicehq/sluice/tools/pipelinetest"
 	"gopkg.in/yaml.v3"
@@ -100,10 +101,24 @@ func TestSchemaOfOneType(t *testing.T) {
 	if !strings.HasPrefix(s.Description, "ReadFromKafka (source): ") || len(s.Properties) < 5 {
 		t.Errorf("sluice schema ReadFromKafka: %s", out)
 	}
-	for name, p := range s.Properties {
-		if p.Description == "" {
-			t.Errorf("sluice schema ReadFromKafka: key %s has no description", name)
+	if p := s.Properties["format"]; p.Default != "AVRO" {
+		t.Errorf("sluice schema ReadFromKafka: format's default is %v, want AVRO (its SetDefaults)", p.Default)
+	}
+	// Every config key of every type has a description.
+	for _, name := range component.Names() {
+		_, out, _ := sluice(t, "schema", name)
+		var s struct{ Properties map[string]struct{ Description string } }
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
 		}
+		for key, p := range s.Properties {
+			if p.Description == "" {
+				t.Errorf("sluice schema %s: config key %s has no description (its doc tag)", name, key)
+			}
+		}
+	}
+	if err := sch.Validate(nil); err != nil {
+		t.Errorf("sluice schema LogForTesting refuses an empty config: %v", err)
 	}
 	if _, out, _ := sluice(t, "schema", "Explode"); !strings.Contains(out, `"default": true`) {
 		t.Errorf("sluice schema Explode does not give cross_product's default true:\n%s", out)
