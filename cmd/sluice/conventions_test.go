@@ -38,6 +38,8 @@ func TestStdinPipeline(t *testing.T) {
 		{[]string{"render", "-"}, "template:\n  parameters:\n    - {name: x, required: true}\npipeline: [{type: Create, config: {elements: [\"{{ x }}\"]}}]\n",
 			exitInvalid, `<stdin>:3:14: missing required parameter "x"`},
 		{[]string{"fmt", "-"}, good, exitOK, "    - type: Create"},
+		{[]string{"test", "-"}, good + "tests:\n  - name: t\n    expected_inputs: [{name: WriteToJson, elements: [{n: 1}, {n: 2}]}]\n", exitOK, "<stdin>: 1 passed, 0 failed"},
+		{[]string{"test", "-"}, "pipelines:\n  - pipeline: [{type: Creat}]\n", exitInvalid, "<stdin>:2:"},
 		{[]string{"run", "-"}, good, exitOK, "read 2 records"},
 		{[]string{"run", "-"}, bad, exitInvalid, "<stdin>:7:"},
 	}
