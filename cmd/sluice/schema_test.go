@@ -107,7 +107,9 @@ func TestSchemaOfOneType(t *testing.T) {
 	// Every config key of every type has a description.
 	for _, name := range component.Names() {
 		_, out, _ := sluice(t, "schema", name)
-		var s struct{ Properties map[string]struct{ Description string } }
+		var s struct {
+			Properties map[string]struct{ Description string }
+		}
 		if err := json.Unmarshal([]byte(out), &s); err != nil {
 			t.Fatal(err)
 		}
