@@ -63,6 +63,9 @@ func diffCmd(args []string, stdout, stderr io.Writer) int {
 	tf.opts.Offline = true // a diff writes nothing and connects to nothing
 	for i, d := range in {
 		p, err := d.load(tf.opts)
+		if p != nil {
+			p.Options.Name = tf.jobName(p, d.path) // as run names it
+		}
 		if err != nil {
 			report(stderr, err)
 			code = exitInvalid
