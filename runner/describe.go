@@ -2,10 +2,7 @@ package runner
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
-
-	"github.com/sluicehq/sluice/component"
 )
 
 // DOT renders the plan as a Graphviz digraph.
@@ -77,46 +74,4 @@ func (p *Plan) edges(fn func(from, to int, label string, errs bool)) {
 			fn(index[e.From], i, label, out.Errors)
 		}
 	}
-}
-
-// FormatSchema returns the JSON Schema of the pipeline file format, generated from the
-// registered components' config types.
-func FormatSchema() map[string]any {
-	var variants []any
-	var types []string
-	for _, s := range component.All() {
-		types = append(types, s.Name)
-		variants = append(variants, map[string]any{
-			"if":   map[string]any{"properties": map[string]any{"type": map[string]any{"const": s.Name}}},
-			"then": map[string]any{"properties": map[string]any{"config": component.JSONSchema(s.Config)}},
-		})
-	}
-	transform := component.JSONSchema(reflect.TypeFor[transformSpec]())
-	transform["properties"].(map[string]any)["type"] = map[string]any{"enum": types, "description": "The transform type."}
-	transform["allOf"] = variants
-	pipeline := component.JSONSchema(reflect.TypeFor[pipelineSpec]())
-	props := pipeline["properties"].(map[string]any)
-	for _, k := range []string{"source", "sink"} {
-		props[k] = map[string]any{"$ref": "#/$defs/transform"}
-	}
-	for _, k := range []string{"transforms", "extra_transforms"} {
-		props[k] = map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}
-	}
-	return map[string]any{
-		"$schema":  "https://json-schema.org/draft/2020-12/schema",
-		"title":    "sluice pipeline",
-		"type":     "object",
-		"required": []string{"pipeline"},
-		"properties": map[string]any{
-			"pipeline": map[string]any{"oneOf": []any{pipeline, map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}}},
-			"options":  tolerant(component.JSONSchema(reflect.TypeFor[Options]())),
-		},
-		"$defs": map[string]any{"transform": transform},
-	}
-}
-
-// tolerant allows unknown keys, as Beam does for runner options.
-func tolerant(s map[string]any) map[string]any {
-	s["additionalProperties"] = true
-	return s
 }

@@ -45,7 +45,7 @@ func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) (compon
 
 // refuseOccupied is the error of a sink without a checkpoint whose target holds data.
 func (r *run) refuseOccupied(k *sinkState, holds string) error {
-	return fmt.Errorf("%s (%s) has no checkpoint of pipeline %q, but %s. If this pipeline wrote it, its checkpoint was lost and running would write it again: restore the checkpoint, or give the pipeline another options.name or the sink another target. "+
+	return fmt.Errorf("%s (%s) has no checkpoint of pipeline %q, but %s. If this pipeline wrote it, its checkpoint was lost and running would write it again: restore the checkpoint, or give the pipeline another name (options.name, or --name for any file or template) or the sink another target. "+
 		"If the data is not this pipeline's, or writing it again is what you want, run with --allow-reset-state: sources start at their default position",
 		k.node.Describe(), k.node.Pos, r.plan.Options.Name, holds)
 }

@@ -150,7 +150,7 @@ func (r *run) checkUpgrade() error {
 	}
 	if !r.cfg.AllowResetState {
 		return fmt.Errorf("the pipeline cannot resume from its checkpoints: the spec changed incompatibly since they were written:\n  %s\n"+
-			"Either run the old spec to the end of its input first (sluice run OLD.yaml --stop-at-end), give the new spec another options.name "+
+			"Either run the old spec to the end of its input first (sluice run OLD.yaml --stop-at-end), give the new spec another name (options.name, or --name) "+
 			"(a new pipeline, which starts afresh), or run it with --allow-reset-state (sources resume from the checkpointed offsets they still match, "+
 			"new ones start at their default position, and window state that no longer fits is dropped)",
 			strings.Join(problems, "\n  "))

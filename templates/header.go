@@ -60,6 +60,20 @@ type ParamSpec struct {
 // Secret reports whether the parameter's value must never be shown.
 func (p *ParamSpec) Secret() bool { return p.Type == TypePassword }
 
+// Param returns the declared parameter of that name, or nil (also for a nil header: a file
+// that is no Dataflow-style template).
+func (h *Header) Param(name string) *ParamSpec {
+	if h == nil {
+		return nil
+	}
+	for _, p := range h.Params {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 // ReadHeader finds and decodes the `template:` header of the file at path (content src), before
 // any rendering: the header is the top-level `template:` key and the indented lines below it.
 // It returns nil when there is no header. Problems are added to diags.

@@ -29,7 +29,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"run", "PIPELINE.yaml|template:NAME [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--log-format json|text] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd, true},
+		{"run", "PIPELINE.yaml|template:NAME|- [params] [--for D] [--max-records N] [--stop-at-end] [--http-addr A] [--pprof] [--log-level L] [--log-format json|text] [--startup-timeout D] [--outage-log-interval D] [--cpuprofile F]", "run a pipeline", runCmd, true},
 		{"validate", "[--check-services] PIPELINE.yaml... [params]", "check pipelines without I/O; every problem as FILE:LINE:COL: message", validateCmd, true},
 		{"render", "PIPELINE.yaml [params]", "print the pipeline after templating, secrets masked", renderCmd, true},
 		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd, true},
@@ -37,7 +37,7 @@ func commands() []command {
 		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd, true},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd, true},
 		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd, true},
-		{"schema", "", "print the JSON Schema of the pipeline format, for editors", schemaCmd, false},
+		{"schema", "[TYPE]", "print the JSON Schema of the pipeline format, for editors (docs/editors.md); with TYPE, of that type's config", schemaCmd, false},
 		{"fmt", "[--check] [--diff] FILE|DIR...", "format pipeline files canonically, keeping comments; --check lists those that are not (exit 1)", fmtCmd, true},
 		{"dev", "kafka|bigquery [flags]", "run a local Kafka-protocol broker or BigQuery Storage Write API server for development", devCmd, false},
 		{"version", "", "print the version", versionCmd, false},
@@ -47,6 +47,7 @@ func commands() []command {
 
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	stdinRead = nil // this command has not read standard input yet
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage

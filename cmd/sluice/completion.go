@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/templates"
 )
 
@@ -80,6 +81,11 @@ func completionEntries() []compEntry {
 		top.words = append(top.words, compWord{c.name, c.summary})
 		help.words = append(help.words, compWord{c.name, c.summary})
 		e := compEntry{path: []string{c.name}, flags: helpFlags(c, nil)}
+		if c.name == "schema" { // sluice schema TYPE
+			for _, s := range component.All() {
+				e.words = append(e.words, compWord{s.Name, firstSentence(s.Summary)})
+			}
+		}
 		var subEntries []compEntry
 		for _, sub := range subcommands(c.args) {
 			e.words = append(e.words, compWord{name: sub})

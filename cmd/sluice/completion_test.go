@@ -60,6 +60,7 @@ func TestCompletionBash(t *testing.T) {
 		{[]string{"dev", "kafka", "--l"}, []string{"--listen"}},
 		{[]string{"templates", "describe", "Kafka_To_I"}, []string{"Kafka_To_Iceberg"}},
 		{[]string{"completion", "z"}, []string{"zsh"}},
+		{[]string{"schema", "WriteToB"}, []string{"WriteToBigQuery"}},
 		{[]string{"help", "sta"}, []string{"status"}},
 		{[]string{"--v"}, []string{"--version"}},
 	} {

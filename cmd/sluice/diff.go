@@ -19,9 +19,6 @@ import (
 // one's checkpoints, so that CI can gate a rollout on it.
 const exitIncompatible = 1
 
-// diffStdin is what "-" reads; tests replace it.
-var diffStdin io.Reader = os.Stdin
-
 const diffUsage = `usage: sluice diff OLD.yaml NEW.yaml ` + paramsUsage + ` [--json] [--quiet]
 
 A semantic diff of two versions of a pipeline (transforms, schemas, sources and sinks,
@@ -66,6 +63,9 @@ func diffCmd(args []string, stdout, stderr io.Writer) int {
 	tf.opts.Offline = true // a diff writes nothing and connects to nothing
 	for i, d := range in {
 		p, err := d.load(tf.opts)
+		if p != nil {
+			p.Options.Name = tf.jobName(p, d.path) // as run names it
+		}
 		if err != nil {
 			report(stderr, err)
 			code = exitInvalid
@@ -109,12 +109,9 @@ type diffInput struct {
 func (d *diffInput) read() error {
 	d.path = d.arg
 	if d.arg == "-" {
-		src, err := io.ReadAll(diffStdin)
-		if err != nil {
-			return fmt.Errorf("cannot read the pipeline from standard input: %w", err)
-		}
+		src, err := readPipeline(d.arg)
 		d.src, d.stream = src, true
-		return nil
+		return err
 	}
 	if !strings.HasPrefix(d.arg, templates.BuiltinPrefix) {
 		if fi, err := os.Stat(d.arg); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
@@ -140,10 +137,7 @@ func (d *diffInput) standIn(other *diffInput) {
 
 // display is the input's name in messages.
 func (d *diffInput) display() string {
-	if d.arg == "-" {
-		return "<stdin>"
-	}
-	return d.arg
+	return sourceName(d.arg)
 }
 
 // load renders and validates the input. Problems in a stream name the stream, not the path

@@ -99,8 +99,8 @@ func TestDiffStreams(t *testing.T) {
 	want := strings.ReplaceAll(readTestFile(t, filepath.Join(dir, "want.txt")), "\r", "")
 	old := readTestFile(t, filepath.Join(dir, "old.yaml"))
 
-	diffStdin = strings.NewReader(old)
-	t.Cleanup(func() { diffStdin = os.Stdin })
+	stdin = strings.NewReader(old)
+	t.Cleanup(func() { stdin = os.Stdin })
 	code, out, errOut := sluice(t, "diff", "-", filepath.Join(dir, "new.yaml"))
 	if code != exitIncompatible || out != want {
 		t.Errorf("from stdin: exit %d\n%s%s", code, out, errOut)
@@ -127,7 +127,7 @@ func TestDiffStreams(t *testing.T) {
 	writeFile(t, filepath.Join(tmp, "sink.yaml"), "    - type: WriteToJson\n      name: out\n      config:\n        path: out/words\n")
 	src := "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config:\n        elements: [{word: a}]\n{% include \"sink.yaml\" %}\n"
 	writeFile(t, filepath.Join(tmp, "words.yaml"), src)
-	diffStdin = strings.NewReader(src)
+	stdin = strings.NewReader(src)
 	code, out, errOut = sluice(t, "diff", "-", filepath.Join(tmp, "words.yaml"))
 	if code != exitOK || !strings.HasPrefix(out, "no differences\n") {
 		t.Errorf("stdin standing at the new file's path: exit %d\n%s%s", code, out, errOut)
@@ -220,8 +220,8 @@ func TestDiffErrors(t *testing.T) {
 		{"invalid stdin", "pipeline:\n  - type: Nope\n", []string{"-", ok}, exitInvalid, `<stdin>:2:11: unknown transform type "Nope"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			diffStdin = strings.NewReader(c.stdin)
-			t.Cleanup(func() { diffStdin = os.Stdin })
+			stdin = strings.NewReader(c.stdin)
+			t.Cleanup(func() { stdin = os.Stdin })
 			code, out, errOut := sluice(t, append([]string{"diff"}, c.args...)...)
 			if code != c.code || !strings.Contains(errOut, c.want) {
 				t.Errorf("exit %d, want %d; stderr must contain %q:\n%s%s", code, c.code, c.want, out, errOut)

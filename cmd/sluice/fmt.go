@@ -13,9 +13,6 @@ import (
 
 const fmtUsage = "usage: sluice fmt [--check] [--diff] FILE|DIR... (- for standard input)"
 
-// fmtStdin is what `sluice fmt -` reads.
-var fmtStdin io.Reader = os.Stdin
-
 // fmtCmd formats pipeline files in place (docs/fmt.md). --check changes nothing, lists the
 // files that are not formatted and exits 1 if there are any; --diff prints what would change.
 // A file that cannot be formatted is reported and makes the exit code 3; the others are still
@@ -83,24 +80,24 @@ func fmtFile(path string, check, diff bool, stdout, stderr io.Writer) int {
 
 // fmtStream formats standard input to standard output (for editors).
 func fmtStream(check, diff bool, stdout, stderr io.Writer) int {
-	src, err := io.ReadAll(fmtStdin)
+	src, err := readPipeline("-")
 	if err != nil {
-		report(stderr, fmt.Errorf("cannot read standard input: %w", err))
+		report(stderr, err)
 		return exitRuntime
 	}
-	out, code := fmtSource("<stdin>", src, stderr)
+	out, code := fmtSource(stdinName, src, stderr)
 	if out == nil {
 		out = src // a Jinja template or an error: pass the input through unchanged
 	}
 	switch {
 	case diff:
-		fmt.Fprint(stdout, yamlfmt.Diff("<stdin>.orig", "<stdin>", src, out))
+		fmt.Fprint(stdout, yamlfmt.Diff(stdinName+".orig", stdinName, src, out))
 	case !check:
 		stdout.Write(out)
 	}
 	if check && code == exitOK && !bytes.Equal(out, src) {
 		if !diff {
-			fmt.Fprintln(stdout, "<stdin>")
+			fmt.Fprintln(stdout, stdinName)
 		}
 		return exitInvalid
 	}

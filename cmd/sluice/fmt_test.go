@@ -164,13 +164,13 @@ func TestFmtExamples(t *testing.T) {
 }
 
 func TestFmtStdin(t *testing.T) {
-	old := fmtStdin
-	defer func() { fmtStdin = old }()
-	fmtStdin = strings.NewReader(unformatted)
+	old := stdin
+	defer func() { stdin = old }()
+	stdin = strings.NewReader(unformatted)
 	if code, out, _ := sluice(t, "fmt", "-"); code != exitOK || out != formatted {
 		t.Errorf("fmt -: exit %d, stdout:\n%s", code, out)
 	}
-	fmtStdin = strings.NewReader(unformatted)
+	stdin = strings.NewReader(unformatted)
 	if code, out, _ := sluice(t, "fmt", "--check", "-"); code != exitInvalid || out != "<stdin>\n" {
 		t.Errorf("fmt --check -: exit %d, stdout %q", code, out)
 	}

@@ -95,8 +95,9 @@ func TestREADMECommandsMatchHelp(t *testing.T) {
 	}
 }
 
-// templateFlag reports the template parameter flags every loading command takes; the README
-// describes them once, under the command list.
+// templateFlag reports the template parameter flags every loading command takes, and gcloud's
+// pipeline flags; the README describes them once, under the command list.
 func templateFlag(name string) bool {
-	return slices.Contains([]string{"p", "parameters", "params-file", "jinja_variables", "jinja-variables"}, name)
+	return slices.Contains([]string{"p", "parameters", "params-file", "jinja_variables", "jinja-variables", "name",
+		"yaml-pipeline-file", "yaml-pipeline", "template-file-gcs-location"}, name)
 }

@@ -12,7 +12,11 @@ import (
 func renderCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}
@@ -25,8 +29,9 @@ func renderCmd(args []string, stdout, stderr io.Writer) int {
 		report(stderr, err)
 		return exitInvalid
 	}
-	tf.warnSecrets(pos[0], src)
-	r, err := templates.Render(pos[0], src, templates.Input{Params: tf.opts.Params, JinjaVariables: tf.opts.JinjaVariables})
+	path := sourceName(pos[0])
+	tf.warnSecrets(path, src)
+	r, err := templates.Render(path, src, templates.Input{Params: tf.params(path, src), JinjaVariables: tf.opts.JinjaVariables})
 	if err != nil {
 		report(stderr, err)
 		return exitInvalid

@@ -42,7 +42,7 @@ func TestTemplateParameterFlags(t *testing.T) {
 		{"gcloud commas", []string{"render", tpl, "--parameters", "bootstrapServers=embedded,inputTopic=in,outputTopic=out,filter=score > 1"},
 			exitOK, []string{"keep: \"score \\u003e 1\""}, nil},
 		{"validate", []string{"validate", tpl, "-p", "bootstrapServers=embedded", "-p", "inputTopic=in", "-p", "outputTopic=out", "-p", "messageFormat=RAW"},
-			exitOK, []string{"valid (2 transforms)"}, nil},
+			exitOK, []string{"valid (2 transforms;"}, nil},
 		{"all problems at once", []string{"validate", tpl, "-p", "bootstrapServer=x", "-p", "inputTopic=a b", "-p", "messageFormat=AVRO", "-p", "maxNumRecords=ten"},
 			exitInvalid, []string{
 				tpl + `:14:3: unknown parameter "bootstrapServer" (did you mean "bootstrapServers"?)`,

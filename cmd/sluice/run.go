@@ -41,7 +41,11 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	progressEvery := fs.Duration("progress-interval", 30*time.Second, "log a progress line (rates, lag, the last commit) this often; on a terminal with text logs a live display instead; 0: neither (docs/operations.md)")
 	bqIntent := fs.String("bigquery-intent", "", "settle an old interrupted BigQuery commit whose streams BigQuery no longer knows: assume-committed or assume-lost (see docs/bigquery.md)")
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}

@@ -23,7 +23,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up reading checkpoints and offsets after this long")
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}

@@ -51,6 +51,9 @@ func describeTemplate(w io.Writer, b templates.Builtin) {
 		if p.Default != nil {
 			def = *p.Default
 		}
+		if p.Name == jobNameParam && p.Default != nil {
+			def += "-HASH" // see jobName: the hash of what the job reads and writes
+		}
 		desc := p.Help
 		if desc == "" {
 			desc = p.Description

@@ -52,6 +52,7 @@ func runTests(path, suite string, tf *templateFlags, stdout, stderr io.Writer) b
 		report(stderr, err)
 		return false
 	}
+	path = sourceName(path)
 	tests, err := pipelinetest.Read(path, src)
 	if err != nil {
 		report(stderr, err)
@@ -127,7 +128,7 @@ func beamSuite(path string) (*pipelinetest.Suite, error) {
 	if err != nil || !pipelinetest.IsSuite(src) {
 		return nil, nil // not a suite: the pipeline's own loading reports what is wrong
 	}
-	return pipelinetest.ReadSuite(path, src)
+	return pipelinetest.ReadSuite(sourceName(path), src)
 }
 
 // validateSuite validates every pipeline of a Beam test file and reports whether all are valid.
@@ -147,7 +148,7 @@ func validateSuite(path string, s *pipelinetest.Suite, err error, tf *templateFl
 		report(stderr, err)
 		return false
 	}
-	fmt.Fprintf(stdout, "%s: valid (%d pipelines)\n", path, len(s.Pipelines))
+	fmt.Fprintf(stdout, "%s: valid (%d pipelines)\n", sourceName(path), len(s.Pipelines))
 	return true
 }
 
@@ -174,6 +175,6 @@ func runSuite(path string, s *pipelinetest.Suite, err error, tf *templateFlags, 
 		fmt.Fprintf(stdout, "ok   pipeline %d (%s)\n", i+1, r.Pipeline.Pos)
 	}
 	skipped := len(s.Pipelines) - len(results)
-	fmt.Fprintf(stdout, "%s: %d passed, %d failed, %d not run\n", path, len(results)-failed, failed, skipped)
+	fmt.Fprintf(stdout, "%s: %d passed, %d failed, %d not run\n", sourceName(path), len(results)-failed, failed, skipped)
 	return failed == 0 && skipped == 0
 }

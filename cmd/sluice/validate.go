@@ -1,19 +1,20 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-
-	"github.com/sluicehq/sluice/runner"
 )
 
 func validateCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	checkServices := fs.Bool("check-services", false, "also ask the services the pipeline names: do its tables exist, what are their columns, what is a registry subject's latest schema")
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}
@@ -41,7 +42,7 @@ func validateCmd(args []string, stdout, stderr io.Writer) int {
 		for _, w := range p.Warnings {
 			fmt.Fprintf(stderr, "%s: warning: %s\n", w.Pos, shown.Mask(w.Summary))
 		}
-		fmt.Fprintf(stdout, "%s: valid (%d transforms)\n", path, len(p.Nodes))
+		fmt.Fprintf(stdout, "%s: valid (%d transforms; pipeline %s)\n", sourceName(path), len(p.Nodes), p.Options.Name)
 	}
 	return code
 }
@@ -50,7 +51,11 @@ func graphCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("graph", flag.ContinueOnError)
 	format := fs.String("format", "dot", "dot or mermaid")
 	tf := addTemplateFlags(fs)
+	tf.addPipelineFlags()
 	pos, ok := parse(fs, args, stderr)
+	if ok {
+		pos, ok = tf.pipelineArgs(pos, stderr)
+	}
 	if !ok {
 		return exitUsage
 	}
@@ -68,15 +73,6 @@ func graphCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, p.Mermaid())
 	} else {
 		fmt.Fprint(stdout, p.DOT())
-	}
-	return exitOK
-}
-
-func schemaCmd(_ []string, stdout, _ io.Writer) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(runner.FormatSchema()); err != nil {
-		return exitRuntime
 	}
 	return exitOK
 }

@@ -281,6 +281,14 @@ func (s *sink) connect(ctx context.Context) error {
 	return nil
 }
 
+// apiAddress is where the BigQuery API is asked, for messages.
+func (p *plan) apiAddress() string {
+	if p.cfg.Endpoint != "" {
+		return p.cfg.Endpoint
+	}
+	return "bigquery.googleapis.com"
+}
+
 // ensureTable returns the table's metadata, creating the table when it is missing and
 // create_disposition allows.
 func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error) {
@@ -288,7 +296,7 @@ func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error)
 	md, err := t.Metadata(ctx)
 	if err == nil || !isHTTPNotFound(err) {
 		if err != nil {
-			return nil, fmt.Errorf("%s: read table %s: %w", s.what, s.p.ref, err)
+			return nil, fmt.Errorf("%s: read table %s from the BigQuery API at %s: %w", s.what, s.p.ref, s.p.apiAddress(), err)
 		}
 		return md, nil
 	}
@@ -315,7 +323,7 @@ func (s *sink) ensureTable(ctx context.Context) (*bigquery.TableMetadata, error)
 	slog.Info("created BigQuery table", "sink", s.what, "table", s.p.ref.String())
 	md, err = t.Metadata(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: read table %s: %w", s.what, s.p.ref, err)
+		return nil, fmt.Errorf("%s: read table %s from the BigQuery API at %s: %w", s.what, s.p.ref, s.p.apiAddress(), err)
 	}
 	return md, nil
 }

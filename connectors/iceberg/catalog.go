@@ -149,6 +149,18 @@ func openCatalog(ctx context.Context, cfg *WriteConfig) (catalog.Catalog, error)
 	return loadCatalog(ctx, cfg.CatalogName, props)
 }
 
+// catalogAddress says, for messages, which service a catalog is: its type, and for a REST
+// catalog its URI (other catalogs' URIs, such as a SQL catalog's DSN, may hold a password).
+func catalogAddress(props iceberg.Properties) string {
+	switch typ := props["type"]; {
+	case typ == "rest" && props["uri"] != "":
+		return " (REST catalog at " + props["uri"] + ")"
+	case typ != "":
+		return " (" + typ + " catalog)"
+	}
+	return ""
+}
+
 // loadCatalog loads the catalog named name (default sluice) with props as catalogProps
 // returns them, creating no directory.
 func loadCatalog(ctx context.Context, name string, props iceberg.Properties) (catalog.Catalog, error) {
@@ -157,7 +169,7 @@ func loadCatalog(ctx context.Context, name string, props iceberg.Properties) (ca
 	}
 	cat, err := catalog.Load(ctx, name, props)
 	if err != nil {
-		return nil, fmt.Errorf("open catalog %s: %w", name, diskError(err, sqliteFile(props)))
+		return nil, fmt.Errorf("open Iceberg catalog %s%s: %w", name, catalogAddress(props), diskError(err, sqliteFile(props)))
 	}
 	return cat, nil
 }

@@ -182,7 +182,7 @@ func partitionCounts(ctx context.Context, set *settings, cl *kgo.Client, topics 
 		resp, err := req.RequestWith(ctx, cl)
 		if err != nil {
 			// The first request of a connector: say how it connects.
-			return nil, fmt.Errorf("connecting to %s for the metadata of topics %s: %w", set.describeConn(), strings.Join(topics, ", "), err)
+			return nil, fmt.Errorf("connecting to %s (Kafka, bootstrap_servers) for the metadata of topics %s: %w", set.describeConn(), strings.Join(topics, ", "), err)
 		}
 		counts := map[string]int32{}
 		lastErr = nil
