@@ -181,6 +181,7 @@ var templateParams = map[string][]string{
 	"templates/testdata/dataflow/yaml/SourceToLog.yaml": {"servers=localhost:9092", "topic=events"}, // templates/layout_test.go
 	"cmd/sluice/testdata/diff/template/old.yaml":        {"topic=orders"},                           // its args file
 	"cmd/sluice/testdata/diff/template/new.yaml":        {"topic=orders"},
+	"cmd/sluice/webui/testdata/live.yaml":               {"out=/tmp/out", "api_key=k"}, // webui_test.go
 }
 
 // A pipeline is one pipeline document found in the repository, as JSON values.
