@@ -48,9 +48,15 @@ func newStateful[C any](ctx *component.Context, build func(*component.Context, *
 	if plan == nil || err != nil {
 		return nil, err
 	}
+	return NewStateful(ctx, plan, spec.Fn(), time.Duration(spec.AllowedLateness)), nil
+}
+
+// NewStateful runs plan as the component.Stateful transform being built by ctx, over the
+// windows of fn: transforms/sql runs a grouped query's aggregation through it.
+func NewStateful(ctx *component.Context, plan *Plan, fn window.Fn, allowedLateness time.Duration) component.Stateful {
 	return &stateful{plan: plan, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
-		state: plan.NewState(spec.Fn()),
-		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}, nil
+		state: plan.NewState(fn),
+		marks: window.NewTracker(allowedLateness, cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
 }
 
 // Process adds the batch's records to their windows; late and failed ones go to the error
