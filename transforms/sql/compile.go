@@ -236,6 +236,23 @@ func (c *compiler) unary(e *ast.UnaryOperationExpr) (node, bool) {
 	return node{}, false
 }
 
+// opSymbol is how SQL writes an arithmetic operator.
+func opSymbol(op opcode.Op) string {
+	switch op {
+	case opcode.Plus:
+		return "+"
+	case opcode.Minus:
+		return "-"
+	case opcode.Mul:
+		return "*"
+	case opcode.Div:
+		return "/"
+	case opcode.Mod:
+		return "%"
+	}
+	return strings.ToUpper(op.String())
+}
+
 func isNumber(t schemas.Type) bool {
 	return t.Kind == schemas.Int64 || t.Kind == schemas.Float64 || t.Kind == schemas.Any
 }
@@ -427,7 +444,7 @@ func b2i(b bool) int64 {
 
 func (c *compiler) arith(e *ast.BinaryOperationExpr, l, r node) (node, bool) {
 	if !isNumber(l.typ) || !isNumber(r.typ) {
-		c.errorf(e, "%s needs numbers, but %s is %s and %s is %s", e.Op, restore(e.L), sqlName(l.typ), restore(e.R), sqlName(r.typ)).
+		c.errorf(e, "%s needs numbers, but %s is %s and %s is %s", opSymbol(e.Op), restore(e.L), sqlName(l.typ), restore(e.R), sqlName(r.typ)).
 			Detail = "|| joins strings"
 		return node{}, false
 	}

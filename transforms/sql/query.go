@@ -33,7 +33,9 @@ func compileQuery(c *compiler, stmt ast.StmtNode, in *schemas.Schema, tables []s
 	}
 	q := &query{c: c, sel: sel, input: &inputScope{in: in, tables: tables}}
 	c.scope = q.input
-	q.checkShape()
+	if !q.checkShape() {
+		return nil // the rest would only repeat the problem
+	}
 	if sel.Where != nil {
 		if w, ok := c.boolean(sel.Where, "WHERE"); ok {
 			q.where = &w
@@ -54,8 +56,9 @@ func stmtKind(stmt ast.StmtNode) string {
 }
 
 // checkShape reports the parts of a SELECT that sluice does not run, each by name.
-func (q *query) checkShape() {
+func (q *query) checkShape() bool {
 	sel, c := q.sel, q.c
+	before := len(c.diags)
 	unsupported := func(what string) {
 		c.errorf(sel, "%s is not supported in Sql", what)
 	}
@@ -91,6 +94,7 @@ func (q *query) checkShape() {
 	if sel.With != nil {
 		unsupported("WITH")
 	}
+	return len(c.diags) == before
 }
 
 // hasAggregate reports whether the SELECT list calls an aggregate function.

@@ -50,7 +50,7 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 	if q != nil && q.group != nil {
 		q.checkWindowing(ctx)
 	}
-	if len(c.diags) > 0 {
+	if len(c.diags) > 0 || q == nil {
 		*ctx.Diags = append(*ctx.Diags, c.diags...)
 		return nil, nil
 	}
