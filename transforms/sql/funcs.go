@@ -345,7 +345,7 @@ func (c *compiler) cast(e *ast.FuncCallExpr) (node, bool) {
 		}
 		out, err := castValue(v, t.Kind)
 		if err != nil {
-			return nil, c.rowError(e, "CAST(%s AS %s): %v", schemas.Describe(v), name, err)
+			return nil, c.rowError(e, "cannot CAST %s AS %s", schemas.Describe(v), name)
 		}
 		return out, nil
 	}}, true

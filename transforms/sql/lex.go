@@ -96,6 +96,10 @@ func isWordByte(c byte) bool {
 	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+// clauses are the keywords that may follow a missing alias; they are not quoted as one.
+var clauses = map[string]bool{"FROM": true, "WHERE": true, "GROUP": true, "HAVING": true, "ORDER": true,
+	"LIMIT": true, "UNION": true, "JOIN": true, "ON": true, "SELECT": true, "AND": true, "OR": true}
+
 // rewritten is the text the parser reads, with the byte offset in the user's text of each
 // of its bytes.
 type rewritten struct {
@@ -145,6 +149,7 @@ func fnName(e *ast.FuncCallExpr) string {
 //	CAST(x AS VARCHAR)   -> sluice_cast(x, 'VARCHAR')
 //	TRUE, FALSE          -> (1=1), (1=0)
 //	SESSION(             -> sluice_session(
+//	AS rank              -> AS `rank`
 func rewrite(text string) rewritten {
 	toks := tokens(text)
 	w := &builder{}
@@ -204,6 +209,16 @@ func rewrite(text string) rewritten {
 			depth--
 			i = j // the closing parenthesis
 			copyTo(toks[j].start)
+		case word(i, "AS") && i+1 < len(toks) && toks[i+1].kind == tokWord && !clauses[strings.ToUpper(text[toks[i+1].start:toks[i+1].end])]:
+			// An alias is a name even when it is one of MySQL's keywords (rank, until, lead):
+			// quote it.
+			alias := toks[i+1]
+			copyTo(alias.start)
+			w.add("`", alias.start, false)
+			w.add(text[alias.start:alias.end], alias.start, true)
+			w.add("`", alias.end, false)
+			last = alias.end
+			i++
 		case word(i, "SESSION") && punct(i+1, "("):
 			copyTo(t.start)
 			w.add(sessionFn, t.start, false)

@@ -1,0 +1,222 @@
+package sql
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/component/componenttest"
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/expr"
+)
+
+func typ(k schemas.Kind) schemas.Type { return schemas.Type{Kind: k} }
+
+var games = schemas.New(
+	schemas.Field{Name: "user", Type: typ(schemas.String)},
+	schemas.Field{Name: "team", Type: typ(schemas.String)},
+	schemas.Field{Name: "score", Type: typ(schemas.Int64)},
+	schemas.Field{Name: "ratio", Type: typ(schemas.Float64), Nullable: true},
+	schemas.Field{Name: "loc", Type: schemas.Type{Kind: schemas.Struct, Fields: []schemas.Field{
+		{Name: "city", Type: typ(schemas.String)}}}},
+	schemas.Field{Name: "ts", Type: typ(schemas.Timestamp)},
+)
+
+var gameTime = time.Date(2024, 5, 1, 10, 30, 0, 0, time.UTC)
+
+func gameRow() schemas.Row {
+	return schemas.Row{"alice", "red", int64(12), nil, map[string]any{"city": "Paris"}, gameTime}
+}
+
+// eval compiles text with language sql (truth: as Filter's keep) and runs it on gameRow.
+func eval(t *testing.T, text string, truth bool) (any, *expr.Program, error) {
+	t.Helper()
+	e := component.Expr{Text: text, Pos: diag.Pos{File: "p.yaml", Line: 3, Col: 7}}
+	p, err := expr.Compile(e, games, expr.Options{Language: "sql", Truth: truth})
+	if err != nil {
+		return nil, nil, err
+	}
+	s := expr.NewEvaluator(games, p).Scope()
+	defer s.Release()
+	s.Bind(gameRow())
+	v, err := s.Eval(0)
+	return v, p, err
+}
+
+func TestExpressions(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want any
+		kind schemas.Kind
+	}{
+		{"score * 2 + 1", int64(25), schemas.Int64},
+		{"score / 5", int64(2), schemas.Int64},
+		{"score / 5.0", 2.4, schemas.Float64},
+		{"`user` || '@' || team", "alice@red", schemas.String},
+		{`"user"`, "alice", schemas.String},
+		{"UPPER(loc.city)", "PARIS", schemas.String},
+		{"ratio IS NULL", true, schemas.Bool},
+		{"ratio > 1", nil, schemas.Bool},
+		{"ratio > 1 OR score > 10", true, schemas.Bool}, // NULL OR TRUE is TRUE
+		{"ratio > 1 AND score > 10", nil, schemas.Bool},
+		{"ratio > 1 AND score > 99", false, schemas.Bool}, // NULL AND FALSE is FALSE
+		{"CASE WHEN score > 10 THEN 1 ELSE 2.5 END", 1.0, schemas.Float64},
+		{"CASE team WHEN 'blue' THEN 'b' END", nil, schemas.String},
+		{"EXTRACT(HOUR FROM ts)", int64(10), schemas.Int64},
+		{"CAST(ts + INTERVAL '90' MINUTE AS VARCHAR)", "2024-05-01 12:00:00", schemas.String},
+		{"CAST(score AS DOUBLE) / 8", 1.5, schemas.Float64},
+		{"CAST(2.9 AS BIGINT)", int64(2), schemas.Int64},
+		{"user LIKE 'al%e'", true, schemas.Bool},
+		{"user NOT LIKE '_lice'", false, schemas.Bool},
+		{"ROUND(2.5)", 3.0, schemas.Float64},
+		{"MOD(-7, 3)", int64(-1), schemas.Int64},
+		{"SUBSTRING(user, 2)", "lice", schemas.String},
+		{"POSITION('ic' IN user)", int64(3), schemas.Int64},
+		{"COALESCE(ratio, 0)", 0.0, schemas.Float64},
+		{"score", int64(12), schemas.Int64},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			v, p, err := eval(t, tt.text, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(v, tt.want) {
+				t.Errorf("got %#v, want %#v", v, tt.want)
+			}
+			if p.Type().Kind != tt.kind {
+				t.Errorf("type %v, want %v", p.Type().Kind, tt.kind)
+			}
+		})
+	}
+}
+
+// TestFilterKeepsOnlyTrue: as WHERE, a NULL condition does not keep the row.
+func TestFilterKeepsOnlyTrue(t *testing.T) {
+	v, p, err := eval(t, "ratio > 1", true)
+	if err != nil || v != false || p.Nullable() {
+		t.Errorf("got %v (nullable %v, %v), want false", v, p.Nullable(), err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	for _, tt := range []struct{ text, want string }{
+		{"score +", "p.yaml:3:14: SQL syntax error: the expression ends too soon"},
+		{"scor > 1", `p.yaml:3:7: unknown column "scor" (did you mean "score"?)`},
+		{"score || 'x'", "p.yaml:3:7: CONCAT: argument 1 is BIGINT"},
+		{"user = 1", "p.yaml:3:7: cannot compare VARCHAR with BIGINT"},
+		{"CASE WHEN score THEN 1 END", "p.yaml:3:17: WHEN needs a BOOLEAN, but `score` is BIGINT"},
+		{"SUM(score)", "p.yaml:3:7: the aggregate function SUM needs the Sql transform"},
+		{"TUMBLE_START(ts, INTERVAL '1' HOUR)", "TUMBLE_START needs GROUP BY TUMBLE(...)"},
+		{"score AS s", "language sql takes one expression here, without * or AS"},
+		{"score, team", "not a query"},
+		{"score / (score - 12)", "p.yaml:3:7: division by zero"},
+		{"CAST(user AS BIGINT)", `p.yaml:3:7: cannot CAST the string "alice" AS BIGINT`},
+	} {
+		t.Run(tt.text, func(t *testing.T) {
+			_, _, err := eval(t, tt.text, false)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRewriteKeepsOffsets: every byte the parser reads maps back to the user's text, so
+// that an error after a rewritten construct is still at its place.
+func TestRewriteKeepsOffsets(t *testing.T) {
+	text := "SELECT CAST(a AS VARCHAR(10)), TUMBLE(ts, INTERVAL '1' MINUTE), TRUE AS rank, SESSION(x) FROM t WHERE b"
+	rw := rewrite(text)
+	want := "SELECT sluice_cast(a , 'VARCHAR(10)'), TUMBLE(ts, sluice_interval('1', 'MINUTE')), (1=1) AS `rank`, sluice_session(x) FROM t WHERE b"
+	if rw.text != want {
+		t.Fatalf("rewritten\n%s\nwant\n%s", rw.text, want)
+	}
+	if got := rw.origin(strings.LastIndex(rw.text, "b")); got != strings.LastIndex(text, "b") {
+		t.Errorf("the last byte maps to %d, want %d", got, strings.LastIndex(text, "b"))
+	}
+	if got := rw.origin(strings.Index(rw.text, "'MINUTE'")); text[got:got+6] != "MINUTE" {
+		t.Errorf("the interval's unit maps to %q", text[got:])
+	}
+}
+
+const groupedQuery = `
+type: Sql
+config:
+  query: |
+    SELECT team, COUNT(*) AS n, SUM(score) AS total,
+           TUMBLE_END(ts, INTERVAL '1' MINUTE) AS until
+    FROM PCOLLECTION
+    GROUP BY team, TUMBLE(ts, INTERVAL '1' MINUTE)
+    HAVING SUM(score) > 5
+`
+
+func batch(rows ...schemas.Row) *schemas.Batch {
+	b := &schemas.Batch{Schema: games}
+	for i, r := range rows {
+		b.Rows = append(b.Rows, r)
+		b.Pos = append(b.Pos, schemas.Position{Source: "s", Offset: int64(i)})
+		b.Time = append(b.Time, time.Now())
+	}
+	return b
+}
+
+func game(team string, score int64, sec int) schemas.Row {
+	return schemas.Row{"u", team, score, nil, map[string]any{"city": "x"}, gameTime.Add(time.Duration(sec) * time.Second)}
+}
+
+// TestGroupedStateSurvivesRestore: the grouped query's state is Combine's: what a snapshot
+// holds comes back after a restore into a new instance, and its window fires there.
+func TestGroupedStateSurvivesRestore(t *testing.T) {
+	ctx := context.Background()
+	first := componenttest.Env{}.Build(t, "", groupedQuery, games)
+	if err := first.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := first.Outputs[0].Schema.Names(); !reflect.DeepEqual(got, []string{"team", "n", "total", "until"}) {
+		t.Errorf("output columns %v", got)
+	}
+	tr := first.Component.(component.Stateful)
+	out := componenttest.Emitted{}
+	if err := tr.Process(ctx, 0, batch(game("red", 4, 1), game("blue", 2, 2)), out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := tr.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := componenttest.Env{}.Build(t, "", groupedQuery, games).Component.(component.Stateful)
+	if err := second.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Process(ctx, 0, batch(game("red", 3, 20), game("red", 9, 70)), out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Fire(ctx, nil, true, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	end := gameTime.Add(time.Minute)
+	want := []schemas.Row{{"red", int64(2), int64(7), end}, {"red", int64(1), int64(9), end.Add(time.Minute)}}
+	got := out.Rows(component.Main)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("fired %v, want %v (blue's 2 fails HAVING)", got, want)
+	}
+}
+
+func TestParsesBeamsQueries(t *testing.T) {
+	for _, q := range []string{
+		"SELECT city, COUNT(*) AS person_count, AVG(age) AS avg_age FROM PCOLLECTION WHERE age >= 25 GROUP BY city ORDER BY city",
+		"SELECT id, CASE WHEN price < 20 THEN 'Budget' WHEN price < 100 THEN 'Mid-range' ELSE 'Premium' END AS price_category FROM PCOLLECTION WHERE price > 10 ORDER BY price",
+		"SELECT SUBSTR(name, 1, 10) AS short_name, LENGTH(name) AS name_length, NVL(name, 'Unknown') AS safe_name FROM PCOLLECTION",
+	} {
+		in := schemas.New(schemas.Field{Name: "id", Type: typ(schemas.Int64)}, schemas.Field{Name: "name", Type: typ(schemas.String)},
+			schemas.Field{Name: "city", Type: typ(schemas.String)}, schemas.Field{Name: "age", Type: typ(schemas.Int64)},
+			schemas.Field{Name: "price", Type: typ(schemas.Float64)})
+		b := componenttest.Env{}.Build(t, "Sql", "config:\n  query: \""+q+"\"\n", in)
+		if err := b.Err(); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+}
