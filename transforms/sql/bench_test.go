@@ -10,16 +10,11 @@ import (
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/component/componenttest"
 	"github.com/sluicehq/sluice/schemas"
-	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields and Filter, to compare with
 )
 
 // gameEvent is a row like Beam's GAME_EVENT examples: user, team, score, timestamp.
-var gameEvent = schemas.New(
-	schemas.Field{Name: "user", Type: typ(schemas.String)},
-	schemas.Field{Name: "team", Type: typ(schemas.String)},
-	schemas.Field{Name: "score", Type: typ(schemas.Int64)},
-	schemas.Field{Name: "ts", Type: typ(schemas.Timestamp)},
-)
+var gameEvent = schemaOf(`{type: object, required: [user, team, score, ts], properties: {
+  user: {type: string}, team: {type: string}, score: {type: integer}, ts: {type: string, format: date-time}}}`)
 
 func gameBatch(n int) *schemas.Batch {
 	teams := []string{"red", "blue", "green"}

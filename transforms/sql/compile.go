@@ -1,7 +1,9 @@
 package sql
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -341,6 +343,17 @@ func (c *compiler) logic(e *ast.BinaryOperationExpr, l, r node) (node, bool) {
 	}}, true
 }
 
+// operands computes the operands of a strict operator: both, or a nil when either is null.
+func operands(l, r node, row schemas.Row) (a, b any, err error) {
+	if a, err = l.eval(row); a == nil || err != nil {
+		return nil, nil, err
+	}
+	if b, err = r.eval(row); b == nil || err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
 // comparable reports whether SQL compares values of a and b.
 func comparable(a, b schemas.Type) bool {
 	if a.Kind == schemas.Any || b.Kind == schemas.Any {
@@ -360,12 +373,8 @@ func (c *compiler) compare(e *ast.BinaryOperationExpr, l, r node) (node, bool) {
 	}
 	op := e.Op
 	return node{typ: tBool, null: l.null || r.null, eval: func(row schemas.Row) (any, error) {
-		a, err := l.eval(row)
-		if a == nil || err != nil {
-			return nil, err
-		}
-		b, err := r.eval(row)
-		if b == nil || err != nil {
+		a, b, err := operands(l, r, row)
+		if a == nil || b == nil || err != nil {
 			return nil, err
 		}
 		d, err := compareValues(a, b)
@@ -393,17 +402,17 @@ func compareValues(a, b any) (int, error) {
 	switch x := a.(type) {
 	case int64:
 		if y, ok := b.(int64); ok {
-			return cmpOrdered(x, y), nil
+			return cmp.Compare(x, y), nil
 		}
 		if y, ok := b.(float64); ok {
-			return cmpOrdered(float64(x), y), nil
+			return cmp.Compare(float64(x), y), nil
 		}
 	case float64:
 		if _, ok := b.(int64); ok {
-			return cmpOrdered(x, toFloat(b)), nil
+			return cmp.Compare(x, toFloat(b)), nil
 		}
 		if y, ok := b.(float64); ok {
-			return cmpOrdered(x, y), nil
+			return cmp.Compare(x, y), nil
 		}
 	case string:
 		if y, ok := b.(string); ok {
@@ -411,7 +420,7 @@ func compareValues(a, b any) (int, error) {
 		}
 	case bool:
 		if y, ok := b.(bool); ok {
-			return cmpOrdered(b2i(x), b2i(y)), nil
+			return cmp.Compare(b2i(x), b2i(y)), nil
 		}
 	case time.Time:
 		if y, ok := b.(time.Time); ok {
@@ -423,16 +432,6 @@ func compareValues(a, b any) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("cannot compare %s with %s", schemas.Describe(a), schemas.Describe(b))
-}
-
-func cmpOrdered[T int64 | float64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func b2i(b bool) int64 {
@@ -451,50 +450,44 @@ func (c *compiler) arith(e *ast.BinaryOperationExpr, l, r node) (node, bool) {
 	t := numeric(l.typ, r.typ)
 	op := e.Op
 	return node{typ: t, null: l.null || r.null, eval: func(row schemas.Row) (any, error) {
-		a, err := l.eval(row)
-		if a == nil || err != nil {
-			return nil, err
-		}
-		b, err := r.eval(row)
-		if b == nil || err != nil {
+		a, b, err := operands(l, r, row)
+		if a == nil || b == nil || err != nil {
 			return nil, err
 		}
 		x, xi := a.(int64)
 		y, yi := b.(int64)
 		if xi && yi {
-			switch op {
-			case opcode.Plus:
-				return x + y, nil
-			case opcode.Minus:
-				return x - y, nil
-			case opcode.Mul:
-				return x * y, nil
-			}
-			if y == 0 {
+			v, ok := apply(op, x, y, func(x, y int64) int64 { return x % y }) // integer division truncates, as Calcite's
+			if !ok {
 				return nil, c.rowError(e, "division by zero")
 			}
-			if op == opcode.Mod {
-				return x % y, nil
-			}
-			return x / y, nil // Calcite: integer division truncates
+			return v, nil
 		}
-		f, g := toFloat(a), toFloat(b)
-		switch op {
-		case opcode.Plus:
-			return f + g, nil
-		case opcode.Minus:
-			return f - g, nil
-		case opcode.Mul:
-			return f * g, nil
-		}
-		if g == 0 {
+		v, ok := apply(op, toFloat(a), toFloat(b), math.Mod)
+		if !ok {
 			return nil, c.rowError(e, "division by zero")
 		}
-		if op == opcode.Mod {
-			return f - g*float64(int64(f/g)), nil
-		}
-		return f / g, nil
+		return v, nil
 	}}, true
+}
+
+// apply computes x op y; ok is false for a division by zero.
+func apply[T int64 | float64](op opcode.Op, x, y T, mod func(T, T) T) (v T, ok bool) {
+	switch op {
+	case opcode.Plus:
+		return x + y, true
+	case opcode.Minus:
+		return x - y, true
+	case opcode.Mul:
+		return x * y, true
+	}
+	if y == 0 {
+		return 0, false
+	}
+	if op == opcode.Mod {
+		return mod(x, y), true
+	}
+	return x / y, true
 }
 
 // shiftTime is a TIMESTAMP plus or minus an INTERVAL.

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -154,9 +155,9 @@ var functions = map[string]function{
 	"log10": floatFn(math.Log10),
 	"sign": {min: 1, max: 1, result: sameAs(tAny, isNumber), call: func(a []any) (any, error) {
 		if i, ok := a[0].(int64); ok {
-			return int64(cmpOrdered(i, 0)), nil
+			return int64(cmp.Compare(i, 0)), nil
 		}
-		return float64(cmpOrdered(toFloat(a[0]), 0)), nil
+		return float64(cmp.Compare(toFloat(a[0]), 0)), nil
 	}},
 }
 

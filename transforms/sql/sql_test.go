@@ -3,28 +3,36 @@ package sql
 import (
 	"context"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/component/componenttest"
-	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/transforms/expr"
+	_ "github.com/sluicehq/sluice/transforms/mapping" // MapToFields and Filter, which run language sql
+	"gopkg.in/yaml.v3"
 )
 
-func typ(k schemas.Kind) schemas.Type { return schemas.Type{Kind: k} }
+// schemaOf reads a schema from JSON Schema text (properties not required are nullable).
+func schemaOf(src string) *schemas.Schema {
+	var n yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
+		panic(err)
+	}
+	s, err := schemas.ParseJSONSchema(n.Content[0])
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
 
-var games = schemas.New(
-	schemas.Field{Name: "user", Type: typ(schemas.String)},
-	schemas.Field{Name: "team", Type: typ(schemas.String)},
-	schemas.Field{Name: "score", Type: typ(schemas.Int64)},
-	schemas.Field{Name: "ratio", Type: typ(schemas.Float64), Nullable: true},
-	schemas.Field{Name: "loc", Type: schemas.Type{Kind: schemas.Struct, Fields: []schemas.Field{
-		{Name: "city", Type: typ(schemas.String)}}}},
-	schemas.Field{Name: "ts", Type: typ(schemas.Timestamp)},
-)
+// games are GAME_EVENT-like rows with a nullable number and a struct.
+var games = schemaOf(`{type: object, required: [user, team, score, loc, ts], properties: {
+  user: {type: string}, team: {type: string}, score: {type: integer}, ratio: {type: number},
+  loc: {type: object, required: [city], properties: {city: {type: string}}},
+  ts: {type: string, format: date-time}}}`)
 
 var gameTime = time.Date(2024, 5, 1, 10, 30, 0, 0, time.UTC)
 
@@ -32,19 +40,28 @@ func gameRow() schemas.Row {
 	return schemas.Row{"alice", "red", int64(12), nil, map[string]any{"city": "Paris"}, gameTime}
 }
 
-// eval compiles text with language sql (truth: as Filter's keep) and runs it on gameRow.
-func eval(t *testing.T, text string, truth bool) (any, *expr.Program, error) {
+// eval runs text as the one field of a MapToFields with language sql (or, filter, as a
+// Filter's keep, giving whether the row is kept) on gameRow. The text stands at p.yaml:3:16.
+func eval(t *testing.T, text string, filter bool) (any, schemas.Field, error) {
 	t.Helper()
-	e := component.Expr{Text: text, Pos: diag.Pos{File: "p.yaml", Line: 3, Col: 7}}
-	p, err := expr.Compile(e, games, expr.Options{Language: "sql", Truth: truth})
-	if err != nil {
-		return nil, nil, err
+	src := "type: MapToFields\nconfig:\n  fields: {v: " + strconv.Quote(text) + "}\n  language: sql\n"
+	if filter {
+		src = "type: Filter\nconfig:\n  keep:        " + strconv.Quote(text) + "\n  language: sql\n"
 	}
-	s := expr.NewEvaluator(games, p).Scope()
-	defer s.Release()
-	s.Bind(gameRow())
-	v, err := s.Eval(0)
-	return v, p, err
+	b := componenttest.Env{File: "p.yaml"}.Build(t, "", src, games)
+	if err := b.Err(); err != nil {
+		return nil, schemas.Field{}, err
+	}
+	out := componenttest.Emitted{}
+	err := b.Component.(component.Transform).Process(context.Background(), 0, batch(gameRow()), out.Emit)
+	rows := out.Rows(component.Main)
+	switch {
+	case err != nil:
+		return nil, schemas.Field{}, err
+	case filter:
+		return len(rows) == 1, schemas.Field{}, nil
+	}
+	return rows[0][0], b.Outputs[0].Schema.Fields[0], nil
 }
 
 func TestExpressions(t *testing.T) {
@@ -80,15 +97,15 @@ func TestExpressions(t *testing.T) {
 		{"score", int64(12), schemas.Int64},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
-			v, p, err := eval(t, tt.text, false)
+			v, f, err := eval(t, tt.text, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(v, tt.want) {
 				t.Errorf("got %#v, want %#v", v, tt.want)
 			}
-			if p.Type().Kind != tt.kind {
-				t.Errorf("type %v, want %v", p.Type().Kind, tt.kind)
+			if f.Type.Kind != tt.kind {
+				t.Errorf("type %v, want %v", f.Type.Kind, tt.kind)
 			}
 		})
 	}
@@ -96,25 +113,27 @@ func TestExpressions(t *testing.T) {
 
 // TestFilterKeepsOnlyTrue: as WHERE, a NULL condition does not keep the row.
 func TestFilterKeepsOnlyTrue(t *testing.T) {
-	v, p, err := eval(t, "ratio > 1", true)
-	if err != nil || v != false || p.Nullable() {
-		t.Errorf("got %v (nullable %v, %v), want false", v, p.Nullable(), err)
+	for text, want := range map[string]bool{"ratio > 1": false, "ratio IS NULL": true, "score > 1 OR ratio > 1": true} {
+		kept, _, err := eval(t, text, true)
+		if err != nil || kept != want {
+			t.Errorf("%s: kept %v (%v), want %v", text, kept, err, want)
+		}
 	}
 }
 
 func TestErrors(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
-		{"score +", "p.yaml:3:14: SQL syntax error: the expression ends too soon"},
-		{"scor > 1", `p.yaml:3:7: unknown column "scor" (did you mean "score"?)`},
-		{"score || 'x'", "p.yaml:3:7: CONCAT: argument 1 is BIGINT"},
-		{"user = 1", "p.yaml:3:7: cannot compare VARCHAR with BIGINT"},
-		{"CASE WHEN score THEN 1 END", "p.yaml:3:17: WHEN needs a BOOLEAN, but `score` is BIGINT"},
-		{"SUM(score)", "p.yaml:3:7: the aggregate function SUM needs the Sql transform"},
+		{"score +", "p.yaml:3:23: SQL syntax error: the expression ends too soon"},
+		{"scor > 1", `p.yaml:3:16: unknown column "scor" (did you mean "score"?)`},
+		{"score || 'x'", "p.yaml:3:16: CONCAT: argument 1 is BIGINT"},
+		{"user = 1", "p.yaml:3:16: cannot compare VARCHAR with BIGINT"},
+		{"CASE WHEN score THEN 1 END", "p.yaml:3:26: WHEN needs a BOOLEAN, but `score` is BIGINT"},
+		{"SUM(score)", "p.yaml:3:16: the aggregate function SUM needs the Sql transform"},
 		{"TUMBLE_START(ts, INTERVAL '1' HOUR)", "TUMBLE_START needs GROUP BY TUMBLE(...)"},
 		{"score AS s", "language sql takes one expression here, without * or AS"},
 		{"score, team", "not a query"},
-		{"score / (score - 12)", "p.yaml:3:7: division by zero"},
-		{"CAST(user AS BIGINT)", `p.yaml:3:7: cannot CAST the string "alice" AS BIGINT`},
+		{"score / (score - 12)", "p.yaml:3:16: division by zero"},
+		{"CAST(user AS BIGINT)", `p.yaml:3:16: cannot CAST the string "alice" AS BIGINT`},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
 			_, _, err := eval(t, tt.text, false)
@@ -211,9 +230,8 @@ func TestParsesBeamsQueries(t *testing.T) {
 		"SELECT id, CASE WHEN price < 20 THEN 'Budget' WHEN price < 100 THEN 'Mid-range' ELSE 'Premium' END AS price_category FROM PCOLLECTION WHERE price > 10 ORDER BY price",
 		"SELECT SUBSTR(name, 1, 10) AS short_name, LENGTH(name) AS name_length, NVL(name, 'Unknown') AS safe_name FROM PCOLLECTION",
 	} {
-		in := schemas.New(schemas.Field{Name: "id", Type: typ(schemas.Int64)}, schemas.Field{Name: "name", Type: typ(schemas.String)},
-			schemas.Field{Name: "city", Type: typ(schemas.String)}, schemas.Field{Name: "age", Type: typ(schemas.Int64)},
-			schemas.Field{Name: "price", Type: typ(schemas.Float64)})
+		in := schemaOf(`{type: object, properties: {id: {type: integer}, name: {type: string}, city: {type: string},
+  age: {type: integer}, price: {type: number}}}`)
 		b := componenttest.Env{}.Build(t, "Sql", "config:\n  query: \""+q+"\"\n", in)
 		if err := b.Err(); err != nil {
 			t.Errorf("%s: %v", q, err)

@@ -78,31 +78,71 @@ func (q *query) checkWindowing(ctx *component.Context) {
 // stage filters rows by WHERE and computes new rows from them, through expr.Evaluator as
 // MapToFields and Filter do; failures go to the error output.
 type stage struct {
-	who    string
-	out    *schemas.Schema
-	ev     *expr.Evaluator
-	where  bool // program 0 is WHERE
-	n      int  // the programs that give the output's fields
-	time   int  // the program whose TIMESTAMP is a row's event time, or -1
+	who string
+	out *schemas.Schema
+	projection
+	time   int // the program whose TIMESTAMP is a row's event time, or -1
 	errors *component.ErrorOutput
+}
+
+// projection is a condition (WHERE, HAVING; program 0 when cond) and the programs of the
+// output's n fields, over the rows bound to a scope of ev.
+type projection struct {
+	ev   *expr.Evaluator
+	cond bool
+	n    int
+}
+
+// newProjection compiles cond (or nil) and items over rows of in into programs, extra
+// after them.
+func newProjection(q component.Expr, in *schemas.Schema, cond *node, items []node, extra ...node) projection {
+	var progs []*expr.Program
+	if cond != nil {
+		progs = append(progs, program(q, truth(*cond), in))
+	}
+	for _, n := range append(items, extra...) {
+		progs = append(progs, program(q, n, in))
+	}
+	return projection{ev: expr.NewEvaluator(in, progs...), cond: cond != nil, n: len(items)}
+}
+
+// eval computes the output row of the bound row, or nil when the condition is not TRUE.
+func (p *projection) eval(sc *expr.Scope) (schemas.Row, error) {
+	first := 0
+	if p.cond {
+		keep, err := sc.Eval(0)
+		if err != nil || keep != true {
+			return nil, err
+		}
+		first = 1
+	}
+	out := make(schemas.Row, p.n)
+	for j := range out {
+		v, err := sc.Eval(first + j)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = v
+	}
+	return out, nil
+}
+
+// extra is the index of the program given after the items.
+func (p *projection) extra(i int) int {
+	if p.cond {
+		return 1 + p.n + i
+	}
+	return p.n + i
 }
 
 // compile compiles the stage's programs: WHERE, the items, and the event time.
 func (s *stage) compile(q component.Expr, in *schemas.Schema, where *node, items []node, ts *node) {
-	var progs []*expr.Program
-	s.where = where != nil
-	if where != nil {
-		progs = append(progs, program(q, truth(*where), in))
+	if ts == nil {
+		s.projection = newProjection(q, in, where, items)
+		return
 	}
-	for _, n := range items {
-		progs = append(progs, program(q, n, in))
-	}
-	s.n = len(items)
-	if ts != nil {
-		s.time = len(progs)
-		progs = append(progs, program(q, *ts, in))
-	}
-	s.ev = expr.NewEvaluator(in, progs...)
+	s.projection = newProjection(q, in, where, items, *ts)
+	s.time = s.extra(0)
 }
 
 func (s *stage) Process(_ context.Context, _ int, in *schemas.Batch, emit component.Emit) error {
@@ -130,13 +170,9 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 	}
 	sc := s.ev.Scope()
 	defer sc.Release()
-	first := 0
-	if s.where {
-		first = 1
-	}
 	for i, row := range in.Rows {
 		sc.Bind(row)
-		r, t, fail := s.row(sc, row, first)
+		r, t, fail := s.row(sc)
 		if fail != nil {
 			if errs, err = s.errors.Add(errs, in, i, fmt.Errorf("%s: %w", s.who, fail)); err != nil {
 				return nil, nil, err
@@ -161,46 +197,30 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 }
 
 // row computes one output row, or nil when WHERE drops it, with its event time.
-func (s *stage) row(sc *expr.Scope, row schemas.Row, first int) (schemas.Row, time.Time, error) {
-	if s.where {
-		keep, err := sc.Eval(0)
-		if err != nil || keep != true {
-			return nil, time.Time{}, err
-		}
+func (s *stage) row(sc *expr.Scope) (schemas.Row, time.Time, error) {
+	out, err := s.eval(sc)
+	if out == nil || err != nil || s.time < 0 {
+		return out, time.Time{}, err
 	}
-	out := make(schemas.Row, s.n)
-	for j := range out {
-		v, err := sc.Eval(first + j)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		out[j] = v
+	v, err := sc.Eval(s.time)
+	if err != nil {
+		return nil, time.Time{}, err
 	}
-	var t time.Time
-	if s.time >= 0 {
-		v, err := sc.Eval(s.time)
-		if err != nil {
-			return nil, t, err
-		}
-		ts, ok := v.(time.Time)
-		if !ok {
-			return nil, t, fmt.Errorf("the window's timestamp column is null")
-		}
-		t = ts
+	ts, ok := v.(time.Time)
+	if !ok {
+		return nil, time.Time{}, fmt.Errorf("the window's timestamp column is null")
 	}
-	return out, t, nil
+	return out, ts, nil
 }
 
 // grouped is a grouped query: the stage before the grouping, Combine's stateful transform,
 // and HAVING and the SELECT list over what it fires.
 type grouped struct {
 	component.Stateful
-	pre    *stage
-	post   *expr.Evaluator
-	having bool
-	n      int // output fields
-	out    *schemas.Schema
-	who    string
+	pre  *stage
+	post projection // HAVING and the SELECT list
+	out  *schemas.Schema
+	who  string
 }
 
 func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage) *grouped {
@@ -231,16 +251,8 @@ func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage)
 	fields := append(append([]schemas.Field{}, plan.Out.Fields...),
 		schemas.Field{Name: "$window_start", Type: tTime}, schemas.Field{Name: "$window_end", Type: tTime})
 	combined := schemas.New(fields...)
-	var progs []*expr.Program
-	gr := &grouped{Stateful: combine.NewStateful(ctx, plan, fn, lateness), pre: pre, n: len(g.post), out: g.out, who: ctx.Describe()}
-	if g.having != nil {
-		gr.having = true
-		progs = append(progs, program(q, truth(*g.having), combined))
-	}
-	for _, n := range g.post {
-		progs = append(progs, program(q, n, combined))
-	}
-	gr.post = expr.NewEvaluator(combined, progs...)
+	gr := &grouped{Stateful: combine.NewStateful(ctx, plan, fn, lateness), pre: pre, out: g.out, who: ctx.Describe(),
+		post: newProjection(q, combined, g.having, g.post)}
 	ctx.Output(component.Main, g.out)
 	return gr
 }
@@ -279,12 +291,8 @@ func (g *grouped) Fire(ctx context.Context, upstream schemas.Offsets, final bool
 // finish applies HAVING and the SELECT list to combined rows.
 func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 	out := &schemas.Batch{Schema: g.out}
-	sc := g.post.Scope()
+	sc := g.post.ev.Scope()
 	defer sc.Release()
-	first := 0
-	if g.having {
-		first = 1
-	}
 	for i, row := range b.Rows {
 		full := make(schemas.Row, len(row), len(row)+2)
 		copy(full, row)
@@ -292,24 +300,13 @@ func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 		if i < len(b.Windows) {
 			start, end = windowBounds(b.Windows[i])
 		}
-		full = append(full, start, end)
-		sc.Bind(full)
-		if g.having {
-			keep, err := sc.Eval(0)
-			if err != nil {
-				return nil, fmt.Errorf("%s: HAVING: %w", g.who, err)
-			}
-			if keep != true {
-				continue
-			}
+		sc.Bind(append(full, start, end))
+		r, err := g.post.eval(sc)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.who, err)
 		}
-		r := make(schemas.Row, g.n)
-		for j := range r {
-			v, err := sc.Eval(first + j)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", g.who, err)
-			}
-			r[j] = v
+		if r == nil {
+			continue
 		}
 		out.Rows = append(out.Rows, r)
 		if i < len(b.Pos) {
