@@ -43,9 +43,23 @@ func (s *source) at(n ast.Node) diag.Pos {
 	return s.pos(0)
 }
 
+// maxNumber is the most characters of a number literal: TiDB's literal driver panics on
+// integers of more digits than its decimals hold.
+const maxNumber = 60
+
 // parse parses the one statement of s.
-func (s *source) parse() (ast.StmtNode, error) {
+func (s *source) parse() (stmt ast.StmtNode, err error) {
 	s.rw = rewrite(s.prefix + s.e.Text + s.suffix)
+	for _, t := range tokens(s.rw.text) {
+		if t.kind == tokNumber && t.end-t.start > maxNumber {
+			return nil, diag.Diagnostic{Pos: s.pos(t.start), Summary: fmt.Sprintf("the number has more than %d digits", maxNumber)}
+		}
+	}
+	defer func() {
+		if r := recover(); r != nil { // the parser's, on input it does not expect
+			stmt, err = nil, diag.Diagnostic{Pos: s.pos(0), Summary: fmt.Sprintf("the SQL parser failed on the query: %v", r)}
+		}
+	}()
 	p := parser.New()
 	p.SetSQLMode(mysql.ModePipesAsConcat | mysql.ModeANSIQuotes)
 	stmts, _, err := p.Parse(s.rw.text, "", "")
