@@ -105,6 +105,13 @@ var functions = map[string]function{
 		}
 		return b.String(), nil
 	}},
+	"split_part": {min: 3, max: 3, result: sameAs(tString, isString, isString, isInt), call: func(a []any) (any, error) {
+		parts, n := strings.Split(str(a[0]), str(a[1])), a[2].(int64)
+		if n < 1 || n > int64(len(parts)) {
+			return "", nil
+		}
+		return parts[n-1], nil
+	}},
 	"replace": {min: 3, max: 3, result: sameAs(tString, isString), call: func(a []any) (any, error) {
 		return strings.ReplaceAll(str(a[0]), str(a[1]), str(a[2])), nil
 	}},
@@ -212,6 +219,8 @@ func (c *compiler) call(e *ast.FuncCallExpr) (node, bool) {
 		return c.coalesce(e)
 	case "nullif":
 		return c.nullif(e)
+	case "if":
+		return c.ifFn(e)
 	case "tumble", "hop", "session":
 		c.errorf(e, "%s is a window of GROUP BY", strings.ToUpper(name)).
 			Detail = "write GROUP BY " + strings.ToUpper(name) + "(ts, INTERVAL '1' MINUTE) in the Sql transform; select its bounds with " + strings.ToUpper(name) + "_START and _END"
@@ -546,6 +555,16 @@ func (c *compiler) coalesce(e *ast.FuncCallExpr) (node, bool) {
 		}
 		return nil, nil
 	}}, true
+}
+
+// ifFn is IF(condition, then, else), of Calcite's MySQL and BigQuery libraries: CASE WHEN
+// condition THEN then ELSE else END.
+func (c *compiler) ifFn(e *ast.FuncCallExpr) (node, bool) {
+	if len(e.Args) != 3 {
+		c.errorf(e, "IF takes 3 arguments: the condition, the value when it is TRUE, and otherwise")
+		return node{}, false
+	}
+	return c.caseExpr(&ast.CaseExpr{WhenClauses: []*ast.WhenClause{{Expr: e.Args[0], Result: e.Args[1]}}, ElseClause: e.Args[2]})
 }
 
 func (c *compiler) nullif(e *ast.FuncCallExpr) (node, bool) {

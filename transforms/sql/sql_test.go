@@ -95,6 +95,8 @@ func TestExpressions(t *testing.T) {
 		{"POSITION('ic' IN user)", int64(3), schemas.Int64},
 		{"COALESCE(ratio, 0)", 0.0, schemas.Float64},
 		{"score", int64(12), schemas.Int64},
+		{"SPLIT_PART('a@b.c', '@', 2)", "b.c", schemas.String},
+		{"IF(score > 10, 'big', 'small')", "big", schemas.String},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
 			v, f, err := eval(t, tt.text, false)
