@@ -58,6 +58,10 @@ func (q *query) compileGrouping() *grouping {
 				g.window(c, fc)
 				continue
 			}
+			if p, isPos := item.Expr.(*ast.PositionExpr); isPos {
+				c.errorf(item.Expr, "GROUP BY %d: grouping by a position is not supported; name the column or expression", p.N)
+				continue
+			}
 			k, ok := c.expr(item.Expr)
 			if !ok {
 				continue
@@ -265,7 +269,7 @@ func (s *groupScope) special(c *compiler, e ast.ExprNode) (node, bool, bool) {
 	g := s.g
 	text := restore(e)
 	for i, k := range g.texts {
-		if k == text {
+		if strings.EqualFold(k, text) { // names are matched as the input's are: case aside
 			return node{typ: g.keys[i].typ, null: g.keys[i].null, eval: func(r schemas.Row) (any, error) { return r[i], nil }}, true, true
 		}
 	}

@@ -226,6 +226,25 @@ func TestGroupedStateSurvivesRestore(t *testing.T) {
 	}
 }
 
+func TestGroupingErrors(t *testing.T) {
+	for q, want := range map[string]string{
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 1":                        "GROUP BY 1: grouping by a position",
+		"SELECT TEAM, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":                     "",
+		"SELECT * FROM PCOLLECTION GROUP BY team":                                       "SELECT * is not supported with GROUP BY",
+		"SELECT SUM(user) AS s FROM PCOLLECTION":                                        "SUM needs numbers, but `user` is VARCHAR",
+		"SELECT HOP_START(ts, INTERVAL '1' MINUTE) AS s FROM PCOLLECTION GROUP BY team": "HOP_START needs GROUP BY HOP(...)",
+		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY TUMBLE(ts, 5)":                  "TUMBLE needs an INTERVAL",
+		"SELECT COUNT(*) AS n FROM other":                                               `unknown table "other"`,
+		"SELECT team FROM PCOLLECTION LIMIT 3":                                          "LIMIT is not supported in Sql",
+		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY SESSION(ts, INTERVAL '1' MINUTE), HOP(ts, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE)": "GROUP BY has two windows",
+	} {
+		b := componenttest.Env{}.Build(t, "Sql", "config:\n  query: \""+q+"\"\n", games)
+		if err := b.Err(); want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: error %v, want %q", q, err, want)
+		}
+	}
+}
+
 func TestParsesBeamsQueries(t *testing.T) {
 	for _, q := range []string{
 		"SELECT city, COUNT(*) AS person_count, AVG(age) AS avg_age FROM PCOLLECTION WHERE age >= 25 GROUP BY city ORDER BY city",
