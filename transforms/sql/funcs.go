@@ -49,8 +49,12 @@ func sameAs(out schemas.Type, want ...func(schemas.Type) bool) func([]schemas.Ty
 }
 
 func isString(t schemas.Type) bool { return t.Kind == schemas.String }
-func isTime(t schemas.Type) bool   { return t.Kind == schemas.Timestamp }
-func anyType(schemas.Type) bool    { return true }
+
+// tStrings is ARRAY<VARCHAR>.
+var tStrings = schemas.Type{Kind: schemas.Array, Elem: &tString}
+
+func isTime(t schemas.Type) bool { return t.Kind == schemas.Timestamp }
+func anyType(schemas.Type) bool  { return true }
 
 func str(v any) string { s, _ := v.(string); return s }
 
@@ -111,6 +115,28 @@ var functions = map[string]function{
 			return "", nil
 		}
 		return parts[n-1], nil
+	}},
+	"string_to_array": {min: 2, max: 2, result: sameAs(tStrings, isString), call: func(a []any) (any, error) {
+		var out []any
+		for _, p := range strings.Split(str(a[0]), str(a[1])) {
+			out = append(out, p)
+		}
+		return out, nil
+	}},
+	"array_to_string": {min: 2, max: 2, result: func(t []schemas.Type) (schemas.Type, string) {
+		if t[0].Kind != schemas.Array || t[0].Elem == nil || t[0].Elem.Kind != schemas.String || t[1].Kind != schemas.String {
+			return tString, "it takes an ARRAY of VARCHAR and a VARCHAR"
+		}
+		return tString, ""
+	}, call: func(a []any) (any, error) {
+		list, _ := a[0].([]any)
+		parts := make([]string, 0, len(list))
+		for _, v := range list {
+			if v != nil {
+				parts = append(parts, str(v))
+			}
+		}
+		return strings.Join(parts, str(a[1])), nil
 	}},
 	"replace": {min: 3, max: 3, result: sameAs(tString, isString), call: func(a []any) (any, error) {
 		return strings.ReplaceAll(str(a[0]), str(a[1]), str(a[2])), nil

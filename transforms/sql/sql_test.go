@@ -97,6 +97,8 @@ func TestExpressions(t *testing.T) {
 		{"score", int64(12), schemas.Int64},
 		{"SPLIT_PART('a@b.c', '@', 2)", "b.c", schemas.String},
 		{"IF(score > 10, 'big', 'small')", "big", schemas.String},
+		{"STRING_TO_ARRAY('go rust', ' ')", []any{"go", "rust"}, schemas.Array},
+		{"ARRAY_TO_STRING(STRING_TO_ARRAY('a-b', '-'), '+')", "a+b", schemas.String},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
 			v, f, err := eval(t, tt.text, false)
