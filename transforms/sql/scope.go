@@ -44,37 +44,53 @@ func (s *inputScope) isTable(name string) bool {
 }
 
 func (s *inputScope) column(c *compiler, n *ast.ColumnNameExpr) (node, bool) {
-	name, table := n.Name.Name.O, n.Name.Table.O
-	if table != "" && !s.isTable(table) {
-		// struct.field: a field of a struct column.
-		i, ok := lookup(s.in.Fields, table)
-		if !ok || s.in.Fields[i].Type.Kind != schemas.Struct {
-			c.errorf(n, "unknown column %q%s", table, diag.DidYouMean(table, s.in.Names()))
-			return node{}, false
+	// A name of up to three parts: [PCOLLECTION.]column[.field[.field]].
+	var path []string
+	for _, p := range []string{n.Name.Schema.O, n.Name.Table.O, n.Name.Name.O} {
+		if p != "" {
+			path = append(path, p)
 		}
-		sub := s.in.Fields[i].Type.Fields
-		j, ok := lookup(sub, name)
-		if !ok {
-			names := make([]string, len(sub))
-			for k, f := range sub {
-				names[k] = f.Name
-			}
-			c.errorf(n, "unknown field %q of %s%s", name, table, diag.DidYouMean(name, names))
-			return node{}, false
-		}
-		key := sub[j].Name
-		return node{typ: sqlType(sub[j].Type), null: true, eval: func(r schemas.Row) (any, error) {
-			m, _ := r[i].(map[string]any)
-			return sqlValue(m[key]), nil
-		}}, true
 	}
-	i, ok := lookup(s.in.Fields, name)
+	if len(path) > 1 && s.isTable(path[0]) {
+		if _, isColumn := lookup(s.in.Fields, path[0]); !isColumn {
+			path = path[1:]
+		}
+	}
+	i, ok := lookup(s.in.Fields, path[0])
 	if !ok {
-		c.errorf(n, "unknown column %q%s", name, diag.DidYouMean(name, s.in.Names())).
+		c.errorf(n, "unknown column %q%s", path[0], diag.DidYouMean(path[0], s.in.Names())).
 			Detail = "the input's columns are " + strings.Join(s.in.Names(), ", ")
 		return node{}, false
 	}
-	return readField(i, s.in.Fields[i]), true
+	if len(path) == 1 {
+		return readField(i, s.in.Fields[i]), true
+	}
+	// struct.field: the fields of struct columns, null when a struct on the way is.
+	t, keys := s.in.Fields[i].Type, path[1:]
+	for k, name := range keys {
+		if t.Kind != schemas.Struct {
+			c.errorf(n, "%s is %s, not a struct with fields", strings.Join(path[:k+1], "."), sqlName(t))
+			return node{}, false
+		}
+		j, ok := lookup(t.Fields, name)
+		if !ok {
+			names := make([]string, len(t.Fields))
+			for f, field := range t.Fields {
+				names[f] = field.Name
+			}
+			c.errorf(n, "unknown field %q of %s%s", name, strings.Join(path[:k+1], "."), diag.DidYouMean(name, names))
+			return node{}, false
+		}
+		keys[k], t = t.Fields[j].Name, t.Fields[j].Type
+	}
+	return node{typ: sqlType(t), null: true, eval: func(r schemas.Row) (any, error) {
+		v := r[i]
+		for _, key := range keys {
+			m, _ := v.(map[string]any)
+			v = m[key]
+		}
+		return sqlValue(v), nil
+	}}, true
 }
 
 // readField reads field i of a row as SQL sees it.

@@ -31,13 +31,14 @@ func schemaOf(src string) *schemas.Schema {
 // games are GAME_EVENT-like rows with a nullable number and a struct.
 var games = schemaOf(`{type: object, required: [user, team, score, loc, ts], properties: {
   user: {type: string}, team: {type: string}, score: {type: integer}, ratio: {type: number},
-  loc: {type: object, required: [city], properties: {city: {type: string}}},
+  loc: {type: object, required: [city], properties: {city: {type: string},
+    geo: {type: object, properties: {lat: {type: number}}}}},
   ts: {type: string, format: date-time}}}`)
 
 var gameTime = time.Date(2024, 5, 1, 10, 30, 0, 0, time.UTC)
 
 func gameRow() schemas.Row {
-	return schemas.Row{"alice", "red", int64(12), nil, map[string]any{"city": "Paris"}, gameTime}
+	return schemas.Row{"alice", "red", int64(12), nil, map[string]any{"city": "Paris", "geo": map[string]any{"lat": 48.85}}, gameTime}
 }
 
 // eval runs text as the one field of a MapToFields with language sql (or, filter, as a
@@ -76,6 +77,8 @@ func TestExpressions(t *testing.T) {
 		{"`user` || '@' || team", "alice@red", schemas.String},
 		{`"user"`, "alice", schemas.String},
 		{"UPPER(loc.city)", "PARIS", schemas.String},
+		{"loc.geo.lat", 48.85, schemas.Float64},
+		{"PCOLLECTION.score", int64(12), schemas.Int64},
 		{"ratio IS NULL", true, schemas.Bool},
 		{"ratio > 1", nil, schemas.Bool},
 		{"ratio > 1 OR score > 10", true, schemas.Bool}, // NULL OR TRUE is TRUE
@@ -129,6 +132,8 @@ func TestErrors(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
 		{"score +", "p.yaml:3:23: SQL syntax error: the expression ends too soon"},
 		{"scor > 1", `p.yaml:3:16: unknown column "scor" (did you mean "score"?)`},
+		{"loc.geo.latt", `unknown field "latt" of loc.geo (did you mean "lat"?)`},
+		{"score.x", "score is BIGINT, not a struct with fields"},
 		{"score || 'x'", "p.yaml:3:16: CONCAT: argument 1 is BIGINT"},
 		{"user = 1", "p.yaml:3:16: cannot compare VARCHAR with BIGINT"},
 		{"CASE WHEN score THEN 1 END", "p.yaml:3:26: WHEN needs a BOOLEAN, but `score` is BIGINT"},
