@@ -204,7 +204,7 @@ var badWant = map[string][]string{
 		"5:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
 	},
 	"unsupported_language.yaml": {
-		"9:19: language \"ruby\" is not supported: sluice evaluates expr-lang expressions (language generic or expr), Python (language python) and JavaScript (language javascript)",
+		"9:19: language \"ruby\" is not supported: sluice evaluates expr-lang expressions (language generic or expr), Python (language python), JavaScript (language javascript) and SQL (language sql)",
 	},
 	"write_text_two_fields.yaml": {
 		"8:5: WriteToText writes one string per line, but its input \"Create\" has rows {a string, b string}",

@@ -7,4 +7,5 @@ import (
 	_ "github.com/sluicehq/sluice/transforms/join"       // Join
 	_ "github.com/sluicehq/sluice/transforms/mapping"    // MapToFields, Filter, Explode, Flatten, Partition, LogForTesting, AssignTimestamps, AssertEqual
 	_ "github.com/sluicehq/sluice/transforms/python"     // language: python beyond expr-lang (Starlark)
+	_ "github.com/sluicehq/sluice/transforms/sql"        // Sql, language: sql
 )

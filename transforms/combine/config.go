@@ -228,6 +228,24 @@ func BuildGroupByKey(ctx *component.Context, cfg *GroupByKeyConfig) (*Plan, erro
 	return p, nil
 }
 
+// NewPlan returns the Plan of a Combine that another transform builds (transforms/sql): the
+// rows of in are grouped by the fields keys, and aggs[j] combines the values of program
+// values[j] (compiled against in). The output is the key fields, then one field per agg,
+// named names[j].
+func NewPlan(who string, in *schemas.Schema, keys []int, aggs []Agg, names []string, values []*expr.Program) *Plan {
+	p := &Plan{who: who, keys: keys, Aggs: aggs, values: values, ev: expr.NewEvaluator(in, values...)}
+	fields := make([]schemas.Field, 0, len(keys)+len(aggs))
+	for _, k := range keys {
+		fields = append(fields, in.Fields[k])
+	}
+	for j, a := range aggs {
+		t, nullable := a.Out()
+		fields = append(fields, schemas.Field{Name: names[j], Type: t, Nullable: nullable})
+	}
+	p.Out = schemas.New(fields...)
+	return p
+}
+
 func allFields(in *schemas.Schema) []int {
 	idx := make([]int, len(in.Fields))
 	for i := range idx {

@@ -71,13 +71,20 @@ func newStateful[C any](ctx *component.Context, build func(*component.Context, *
 }
 
 // NewStateful returns the component.Stateful transform that runs g in the windowing in effect
-// for ctx: records added by every lane under one lock, windows fired at the watermark of the
-// partitions upstream, the state and the watermarks in the checkpoints (docs/windows.md).
+// for ctx (Join's and Combine's).
 func NewStateful(ctx *component.Context, g Grouping) component.Stateful {
 	spec := window.InEffect(ctx)
+	return NewStatefulOver(ctx, g, spec.Fn(), time.Duration(spec.AllowedLateness))
+}
+
+// NewStatefulOver returns the component.Stateful transform that runs g over the windows of fn:
+// records added by every lane under one lock, windows fired at the watermark of the
+// partitions upstream, the state and the watermarks in the checkpoints (docs/windows.md).
+// transforms/sql gives the windows of a query's GROUP BY.
+func NewStatefulOver(ctx *component.Context, g Grouping, fn window.Fn, allowedLateness time.Duration) component.Stateful {
 	s := &stateful{plan: g, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
-		inputs: len(ctx.Inputs), state: g.NewState(spec.Fn()),
-		marks: window.NewTracker(time.Duration(spec.AllowedLateness), cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
+		inputs: len(ctx.Inputs), state: g.NewState(fn),
+		marks: window.NewTracker(allowedLateness, cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
 	if s.inputs > 1 {
 		// A source upstream of one input may not have opened its partitions yet when the
 		// others' records already move the watermark: each input counts as a partition of

@@ -70,13 +70,14 @@ func CheckLanguage(lang string) error {
 		return nil // an engine-only language, such as javascript
 	}
 	return fmt.Errorf("language %q is not supported: sluice evaluates expr-lang expressions "+
-		"(language generic or expr), Python (language python) and JavaScript (language javascript)", lang)
+		"(language generic or expr), Python (language python), JavaScript (language javascript) and SQL (language sql)", lang)
 }
 
 // Truthy reports whether a boolean result of language lang (Filter's keep) is taken by the
-// language's truthiness, as Beam does for Python and JavaScript.
+// language's truthiness, as Beam does for Python and JavaScript; for SQL, as WHERE keeps
+// rows: a NULL condition does not keep the row.
 func Truthy(lang string) bool {
-	return strings.EqualFold(lang, "python") || strings.EqualFold(lang, "javascript")
+	return strings.EqualFold(lang, "python") || strings.EqualFold(lang, "javascript") || strings.EqualFold(lang, "sql")
 }
 
 // Compile type-checks e against the fields of in. Its errors are diag.Diagnostic values

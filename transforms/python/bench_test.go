@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/expr"
 	_ "github.com/sluicehq/sluice/transforms/javascript" // language javascript, for the goja cases
+	_ "github.com/sluicehq/sluice/transforms/sql"        // language sql, for the SQL case
 )
 
 // gameEvent is a row like Beam's GAME_EVENT examples: user, team, score, timestamp.
@@ -43,6 +44,9 @@ var (
 		`score >= 10 && user !== "bot"`}
 	benchJSCallables = []string{`row => row.score * 2`, `row => row.team + ":" + row.user`,
 		`row => row.score > 100 && row.team === "red"`, `row => row.score >= 10 && row.user !== "bot"`}
+	// The same in SQL (language sql; the Sql transform compiles its SELECT list the same way).
+	benchSQLExprs = []string{`score * 2`, `team || ':' || user`, `score > 100 AND team = 'red'`,
+		`score >= 10 AND user <> 'bot'`}
 )
 
 // cpuTime is the CPU time the process has used (user and system, all threads): on a
@@ -94,6 +98,7 @@ func BenchmarkMapFilter(b *testing.B) {
 		{"starlark-callable", expr.KindCallable, benchCallables, true, "python"},
 		{"goja-expression", expr.KindExpression, benchJSExprs, false, "javascript"},
 		{"goja-callable", expr.KindCallable, benchJSCallables, false, "javascript"},
+		{"sql-expression", expr.KindExpression, benchSQLExprs, false, "sql"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ev := expr.NewEvaluator(gameEvent, compile(b, c.kind, c.texts, c.starlark, c.lang)...)

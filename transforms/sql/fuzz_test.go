@@ -1,0 +1,37 @@
+package sql
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/diag"
+)
+
+// FuzzCompile: any query text compiles to a query or to diagnostics, never a panic, and every
+// diagnostic is placed inside the text. go test -run '^$' -fuzz FuzzCompile -fuzztime 30s ./transforms/sql
+func FuzzCompile(f *testing.F) {
+	for _, seed := range []string{
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY team, TUMBLE(ts, INTERVAL '1' MINUTE) HAVING COUNT(*) > 1",
+		"SELECT CAST(score AS VARCHAR(3)) || `user`, CASE WHEN ratio IS NULL THEN 0 END FROM PCOLLECTION WHERE TRUE",
+		"SELECT SESSION_START(ts, INTERVAL '5' SECOND) AS s FROM PCOLLECTION GROUP BY SESSION(ts, INTERVAL '5' SECOND)",
+		"SELECT TRIM(BOTH 'x' FROM user), EXTRACT(YEAR FROM ts + INTERVAL '1' DAY) AS rank FROM PCOLLECTION",
+		"SELECT CAST(CAST(",
+		"SELECT 'unterminated",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		src := &source{e: component.Expr{Text: text, Pos: diag.Pos{File: "f.yaml", Line: 2, Col: 10}}}
+		stmt, err := src.parse()
+		if err != nil {
+			return
+		}
+		c := &compiler{src: src, now: nowUTC}
+		compileQuery(c, stmt, games, []string{"PCOLLECTION"})
+		for _, d := range c.diags {
+			if d.Line < 2 || d.Line == 2 && d.Col < 10 {
+				t.Errorf("diagnostic outside the text: %v", d)
+			}
+		}
+	})
+}

@@ -1,0 +1,172 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// query is a compiled SELECT: a filter and a projection over the input, or, when it groups,
+// the keys and aggregate arguments computed before the grouping and the HAVING and SELECT
+// list over its results (group.go).
+type query struct {
+	c     *compiler
+	sel   *ast.SelectStmt
+	input *inputScope
+	where *node
+	// items are the SELECT list of a query that does not group, over the input.
+	items []node
+	out   *schemas.Schema
+	group *grouping // nil when the query does not group
+}
+
+// compileQuery checks stmt, a SELECT over one input, and compiles it against in.
+func compileQuery(c *compiler, stmt ast.StmtNode, in *schemas.Schema, tables []string) *query {
+	sel, ok := stmt.(*ast.SelectStmt)
+	if !ok {
+		c.errorf(stmt, "Sql runs a SELECT, not %s", stmtKind(stmt))
+		return nil
+	}
+	q := &query{c: c, sel: sel, input: &inputScope{in: in, tables: tables}}
+	c.scope = q.input
+	if !q.checkShape() {
+		return nil // the rest would only repeat the problem
+	}
+	if sel.Where != nil {
+		if w, ok := c.boolean(sel.Where, "WHERE"); ok {
+			q.where = &w
+		}
+	}
+	if sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields) {
+		q.group = q.compileGrouping()
+		return q
+	}
+	q.compileItems()
+	return q
+}
+
+func stmtKind(stmt ast.StmtNode) string {
+	t := fmt.Sprintf("%T", stmt)
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "*ast."), "Stmt")
+	return strings.ToUpper(t)
+}
+
+// checkShape reports the parts of a SELECT that sluice does not run, each by name.
+func (q *query) checkShape() bool {
+	sel, c := q.sel, q.c
+	before := len(c.diags)
+	unsupported := func(what string) {
+		c.errorf(sel, "%s is not supported in Sql", what)
+	}
+	switch {
+	case sel.From == nil:
+		unsupported("a SELECT without FROM")
+	case sel.From.TableRefs.Right != nil:
+		unsupported("JOIN")
+	default:
+		src, ok := sel.From.TableRefs.Left.(*ast.TableSource)
+		var name *ast.TableName
+		if ok {
+			name, _ = src.Source.(*ast.TableName)
+		}
+		if name == nil {
+			unsupported("a subquery in FROM")
+		} else if !q.input.isTable(name.Name.O) {
+			c.errorf(sel, "unknown table %q%s", name.Name.O, diag.DidYouMean(name.Name.O, q.input.tables)).
+				Detail = "the query reads its input as PCOLLECTION"
+		} else if src.AsName.O != "" {
+			q.input.tables = append(q.input.tables, src.AsName.O)
+		}
+	}
+	if sel.Distinct {
+		unsupported("SELECT DISTINCT")
+	}
+	if sel.Limit != nil {
+		unsupported("LIMIT")
+	}
+	if sel.WindowSpecs != nil {
+		unsupported("WINDOW")
+	}
+	if sel.With != nil {
+		unsupported("WITH")
+	}
+	return len(c.diags) == before
+}
+
+// hasAggregate reports whether the SELECT list calls an aggregate function.
+func hasAggregate(fields *ast.FieldList) bool {
+	found := false
+	for _, f := range fields.Fields {
+		if f.Expr != nil {
+			f.Expr.Accept(&aggFinder{found: &found})
+		}
+	}
+	return found
+}
+
+// aggFinder visits an expression looking for aggregate calls.
+type aggFinder struct {
+	found *bool
+	list  *[]*ast.AggregateFuncExpr
+}
+
+func (v *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
+	if a, ok := n.(*ast.AggregateFuncExpr); ok {
+		*v.found = true
+		if v.list != nil {
+			*v.list = append(*v.list, a)
+		}
+		return n, true
+	}
+	return n, false
+}
+
+func (v *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// outputName is the name of a SELECT item's column: its alias, the column it reads, or
+// Calcite's EXPR$<index>.
+func outputName(f *ast.SelectField, i int) string {
+	if f.AsName.O != "" {
+		return f.AsName.O
+	}
+	if col, ok := f.Expr.(*ast.ColumnNameExpr); ok {
+		return col.Name.Name.O
+	}
+	return fmt.Sprintf("EXPR$%d", i)
+}
+
+// compileItems compiles the SELECT list of a query that does not group.
+func (q *query) compileItems() {
+	var fields []schemas.Field
+	names := map[string]bool{}
+	for i, f := range q.sel.Fields.Fields {
+		if f.WildCard != nil {
+			for j, in := range q.input.in.Fields {
+				q.items = append(q.items, readField(j, in))
+				fields = append(fields, schemas.Field{Name: in.Name, Type: sqlType(in.Type), Nullable: in.Nullable})
+				names[in.Name] = true
+			}
+			continue
+		}
+		n, ok := q.c.expr(f.Expr)
+		if !ok {
+			continue
+		}
+		name := outputName(f, i)
+		if names[name] {
+			q.c.errorf(f.Expr, "the output has two columns named %q; give one an alias (AS name)", name)
+			continue
+		}
+		names[name] = true
+		q.items = append(q.items, n)
+		fields = append(fields, schemas.Field{Name: name, Type: n.typ, Nullable: n.null})
+	}
+	q.out = schemas.New(fields...)
+}
+
+// nowUTC is CURRENT_TIMESTAMP's clock.
+func nowUTC() time.Time { return time.Now().UTC() }
