@@ -16,6 +16,8 @@ type ref struct {
 	text string     // the reference as written ("X" or "X.tag"); empty for chain links
 	node *yaml.Node // where it is written
 	prev *Node      // chain pipelines: the previous transform
+	// output marks a reference in a composite's output:, for messages.
+	output bool
 }
 
 // collect reads the transforms of f into nodes, in file order, with their unresolved inputs:

@@ -142,7 +142,7 @@ func (f *file) readOutputs(c *composite, n *yaml.Node) {
 	case n == nil:
 		c.implicit = c.scope.chain
 	case n.Kind == yaml.ScalarNode && n.Value != "":
-		c.outKeys, c.outputs[plainOutput] = []string{plainOutput}, ref{text: n.Value, node: n}
+		c.outKeys, c.outputs[plainOutput] = []string{plainOutput}, ref{text: n.Value, node: n, output: true}
 	case n.Kind == yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -151,7 +151,7 @@ func (f *file) readOutputs(c *composite, n *yaml.Node) {
 				continue
 			}
 			c.outKeys = append(c.outKeys, k.Value)
-			c.outputs[k.Value] = ref{text: v.Value, node: v}
+			c.outputs[k.Value] = ref{text: v.Value, node: v, output: true}
 		}
 	default:
 		f.dec.Errorf(f.dec.At(n), "the output of %s must name a transform inside it, or map output names to them", c.node.Describe())
@@ -251,9 +251,13 @@ func (f *file) resolveRef(s *scope, r ref, who *Node) (producer, bool) {
 			matches = s.lookup(name)
 		}
 	}
+	where := "input"
+	if r.output {
+		where = "output"
+	}
 	switch {
 	case len(matches) == 0:
-		d := f.dec.Errorf(f.dec.At(r.node), "unknown transform %q in the input of %s%s", r.text, who.Describe(), diag.DidYouMean(name, s.candidates()))
+		d := f.dec.Errorf(f.dec.At(r.node), "unknown transform %q in the %s of %s%s", r.text, where, who.Describe(), diag.DidYouMean(name, s.candidates()))
 		if s.comp != nil {
 			d.Detail = fmt.Sprintf("inside %s a reference names one of its transforms or its inputs (%s); to read a transform outside it, add it to its input:",
 				s.comp.node.Describe(), cmp.Or(strings.Join(s.comp.inKeys, ", "), "none"))
@@ -263,8 +267,8 @@ func (f *file) resolveRef(s *scope, r ref, who *Node) (producer, bool) {
 		for _, m := range matches {
 			lines = append(lines, fmt.Sprint(m.Pos.Line))
 		}
-		f.dec.Errorf(f.dec.At(r.node), "ambiguous transform %q in the input of %s: it matches the transforms at lines %s",
-			name, who.Describe(), strings.Join(lines, ", ")).Detail = "give them distinct name: keys and refer to one by name"
+		f.dec.Errorf(f.dec.At(r.node), "ambiguous transform %q in the %s of %s: it matches the transforms at lines %s",
+			name, where, who.Describe(), strings.Join(lines, ", ")).Detail = "give them distinct name: keys and refer to one by name"
 	case matches[0] == who:
 		f.dec.Errorf(f.dec.At(r.node), "%s cannot consume its own output", who.Describe())
 	default:
