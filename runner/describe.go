@@ -94,24 +94,30 @@ func FormatSchema() map[string]any {
 	transform := component.JSONSchema(reflect.TypeFor[transformSpec]())
 	transform["properties"].(map[string]any)["type"] = map[string]any{"enum": types, "description": "The transform type."}
 	transform["allOf"] = variants
-	pipeline := component.JSONSchema(reflect.TypeFor[pipelineSpec]())
-	props := pipeline["properties"].(map[string]any)
-	for _, k := range []string{"source", "sink"} {
-		props[k] = map[string]any{"$ref": "#/$defs/transform"}
+	// A nested chain or composite (docs/structure.md) may stand wherever a transform does.
+	item := map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/transform"}, map[string]any{"$ref": "#/$defs/composite"}}}
+	nestedProps := func(spec map[string]any) map[string]any {
+		props := spec["properties"].(map[string]any)
+		for _, k := range []string{"source", "sink"} {
+			props[k] = map[string]any{"$ref": "#/$defs/transform"}
+		}
+		for _, k := range []string{"transforms", "extra_transforms"} {
+			props[k] = map[string]any{"type": "array", "items": item}
+		}
+		return spec
 	}
-	for _, k := range []string{"transforms", "extra_transforms"} {
-		props[k] = map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}
-	}
+	pipeline := nestedProps(component.JSONSchema(reflect.TypeFor[pipelineSpec]()))
+	composite := nestedProps(component.JSONSchema(reflect.TypeFor[compositeSpec]()))
 	return map[string]any{
 		"$schema":  "https://json-schema.org/draft/2020-12/schema",
 		"title":    "sluice pipeline",
 		"type":     "object",
 		"required": []string{"pipeline"},
 		"properties": map[string]any{
-			"pipeline": map[string]any{"oneOf": []any{pipeline, map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}}},
+			"pipeline": map[string]any{"oneOf": []any{pipeline, map[string]any{"type": "array", "items": item}}},
 			"options":  tolerant(component.JSONSchema(reflect.TypeFor[Options]())),
 		},
-		"$defs": map[string]any{"transform": transform},
+		"$defs": map[string]any{"transform": transform, "composite": composite},
 	}
 }
 

@@ -105,6 +105,9 @@ func (f *file) addTransform(s *scope, n *yaml.Node, role string, placed func(*No
 	if t := component.MappingValue(n, "type"); t != nil && (t.Value == "chain" || t.Value == "composite") {
 		return f.addComposite(s, n, role, placed)
 	}
+	if component.MappingValue(n, "type") != nil {
+		n = f.refuseNesting(n)
+	}
 	var spec transformSpec
 	ok := f.dec.Decode(n, &spec, "transform")
 	if !ok && (spec.Type == "" || n.Kind != yaml.MappingNode) {
@@ -130,21 +133,51 @@ func (f *file) addTransform(s *scope, n *yaml.Node, role string, placed func(*No
 // lists for the transform) at its key, and returns the transform without it, so that the
 // rest of the transform is checked.
 func (f *file) refuseDependencies(n *yaml.Node) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
+	k := mappingKey(n, "dependencies")
+	if k == nil {
 		return n
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value != "dependencies" {
-			continue
-		}
-		f.dec.Errorf(f.dec.At(n.Content[i]), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
-			Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
-			"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
-		c := *n
-		c.Content = append(append([]*yaml.Node(nil), n.Content[:i]...), n.Content[i+2:]...)
-		return &c
+	f.dec.Errorf(f.dec.At(k), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
+		Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
+		"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
+	return withoutKey(n, "dependencies")
+}
+
+// refuseNesting reports transforms: on a transform that is not a chain or composite, with
+// what it takes to nest, and returns the transform without it.
+func (f *file) refuseNesting(n *yaml.Node) *yaml.Node {
+	k := mappingKey(n, "transforms")
+	if k == nil {
+		return n
 	}
-	return n
+	f.dec.Errorf(f.dec.At(k), "transforms: belongs to a nested chain or composite, not to a %s", component.MappingValue(n, "type").Value).
+		Detail = "to group transforms, make this type: chain (each consumes the previous) or type: composite (they name their inputs), docs/structure.md"
+	return withoutKey(n, "transforms")
+}
+
+// mappingKey returns the key node of key in mapping n, or nil.
+func mappingKey(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// withoutKey returns a copy of mapping n without key.
+func withoutKey(n *yaml.Node, key string) *yaml.Node {
+	c := *n
+	c.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != key {
+			c.Content = append(c.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return &c
 }
 
 // inputRefs reads an input: value: a reference, a list of them, or a mapping of named inputs.

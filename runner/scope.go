@@ -429,13 +429,5 @@ func (f *file) windowIntoConfig(n *Node) {
 		f.dec.Errorf(f.dec.At(w), "%s has windowing: both in config: and beside it: give it once", n.Describe())
 		return
 	}
-	n.spec.Windowing = w
-	c := *n.spec.Config
-	c.Content = nil
-	for i := 0; i+1 < len(n.spec.Config.Content); i += 2 {
-		if n.spec.Config.Content[i].Value != "windowing" {
-			c.Content = append(c.Content, n.spec.Config.Content[i], n.spec.Config.Content[i+1])
-		}
-	}
-	n.spec.Config = &c
+	n.spec.Windowing, n.spec.Config = w, withoutKey(n.spec.Config, "windowing")
 }
