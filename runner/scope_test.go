@@ -84,8 +84,8 @@ func TestNestedNamesAndEdges(t *testing.T) {
 			t.Errorf("%s reads %v, want %v", name, inputs[name], from)
 		}
 	}
-	if dot := p.DOT(); !strings.Contains(dot, `label="Totals/Sum\nCombine"`) {
-		t.Errorf("sluice graph does not show the nested name:\n%s", dot)
+	if dot := p.DOT(); !strings.Contains(dot, "subgraph cluster_0 {\n    label=\"Totals\";\n    n1 [label=\"Totals/Sum\\nCombine\"];\n  }") {
+		t.Errorf("sluice graph does not draw the composite around its transform:\n%s", dot)
 	}
 }
 
