@@ -214,6 +214,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 		// sluice diff does not miss a change of its state.
 		if _, ok := n.Impl.(component.Stateful); ok || n.unknown && n.Spec.Kind == component.KindTransform {
 			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
+			warnUnnamedScope(n, &p.Warnings)
 		}
 	}
 	p.EpochInterval = epochInterval(p.Nodes, p.Options)

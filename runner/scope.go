@@ -431,3 +431,16 @@ func (f *file) windowIntoConfig(n *Node) {
 	}
 	n.spec.Windowing, n.spec.Config = w, withoutKey(n.spec.Config, "windowing")
 }
+
+// warnUnnamedScope warns when stateful transform n sits in an unnamed chain or composite:
+// its state is keyed by a name (Chain#2/...) that another unnamed one written above it would
+// take over.
+func warnUnnamedScope(n *Node, warnings *diag.List) {
+	for s := n.scope; s != nil && s.comp != nil; s = s.parent {
+		if s.comp.spec.Name == "" {
+			warnings.Add(n.Pos, "%s keeps state under %q, a name that depends on the unnamed %s around it", n.Describe(), n.Name, s.comp.node.Type).
+				Detail = "give the " + s.comp.node.Type + " a name: so that the state stays its own when the file changes (docs/structure.md)"
+			return
+		}
+	}
+}

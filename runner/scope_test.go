@@ -149,3 +149,18 @@ func TestNestedProblemsAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// A stateful transform in an unnamed chain is warned about: its state's name would move to
+// another unnamed chain written above it.
+func TestNestedUnnamedStateWarning(t *testing.T) {
+	if p := parseNested(t, nested); len(p.Warnings) != 0 {
+		t.Errorf("warnings for a named composite: %v", p.Warnings)
+	}
+	unnamed := strings.Replace(nested, "      name: Totals\n", "", 1)
+	unnamed = strings.Replace(unnamed, "input: Totals", "input: Composite", -1)
+	unnamed = strings.Replace(unnamed, "input: [Totals, Numbers]", "input: [Composite, Numbers]", 1)
+	p := parseNested(t, unnamed)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0].Error(), `11:11: Combine 'Composite/Sum' keeps state under "Composite/Sum", a name that depends on the unnamed composite around it`) {
+		t.Errorf("warnings %v", p.Warnings)
+	}
+}
