@@ -450,8 +450,9 @@ func (f *file) windowID(n *Node) string {
 }
 
 // windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's
-// own `windowing:`, else that of the transform producing its (first) input, and so on up,
-// else, at a root, the pipeline's; nil for the global window. WindowInto takes only its own:
+// own `windowing:`, else the one a composite gives it (scope.go), else that of the transform
+// producing its (first) input, and so on up, else, at a root, the pipeline's; nil for the
+// global window. WindowInto takes only its own:
 // it is what sets one. Each windowing: key was decoded once, where it is written.
 func (f *file) windowingOf(n *Node) *window.Spec {
 	switch {
