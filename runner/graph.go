@@ -75,13 +75,16 @@ func (f *file) collectScope(s *scope, source *yaml.Node, transforms []yaml.Node,
 			prev, first = nil, false
 		}
 	}
+	s.last = prev
 	if sink != nil {
 		last := prev
-		f.addTransform(s, sink, "sink", func(n *Node) {
+		if n := f.addTransform(s, sink, "sink", func(n *Node) {
 			if !n.explicitInput && last != nil {
 				n.refs = []ref{{prev: last, node: sink}}
 			}
-		})
+		}); n != nil {
+			s.last = n
+		}
 	}
 	for i := range extra {
 		f.addTransform(s, &extra[i], "", func(n *Node) {

@@ -28,6 +28,8 @@ type scope struct {
 	window *window.Spec // its windowing: key, decoded once
 	// members are its transforms in file order, composites included (as their Node).
 	members []*Node
+	// last is its last transform before extra_transforms (a chain's output), or nil.
+	last *Node
 }
 
 // composite is a nested chain or composite transform.
@@ -319,13 +321,7 @@ func lastName(c *composite) string {
 }
 
 // last is the last transform of a chain (before its extra_transforms), or nil.
-func (c *composite) last() *Node {
-	n := len(c.spec.ExtraTransforms)
-	if len(c.scope.members) <= n {
-		return nil
-	}
-	return c.scope.members[len(c.scope.members)-1-n]
-}
+func (c *composite) last() *Node { return c.scope.last }
 
 // compositeOutput resolves output tag of c, once.
 func (f *file) compositeOutput(c *composite, tag string, at *yaml.Node) (producer, bool) {
