@@ -1,13 +1,12 @@
 package runner
 
 import (
-	"fmt"
+	"cmp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/sluicehq/sluice/component"
-	"github.com/sluicehq/sluice/internal/diag"
 	"gopkg.in/yaml.v3"
 )
 
@@ -17,103 +16,171 @@ type ref struct {
 	text string     // the reference as written ("X" or "X.tag"); empty for chain links
 	node *yaml.Node // where it is written
 	prev *Node      // chain pipelines: the previous transform
+	// output marks a reference in a composite's output:, for messages.
+	output bool
 }
 
-// collect reads the transforms of f into nodes, in file order, with their unresolved inputs.
+// collect reads the transforms of f into nodes, in file order, with their unresolved inputs:
+// the transforms that run (nested ones too: scope.go), not the chain and composite
+// transforms that only group them.
 func (f *file) collect() []*Node {
-	var nodes []*Node
-	add := func(n *yaml.Node, role string) *Node {
-		var spec transformSpec
-		n = f.refuseDependencies(n)
-		if !f.dec.Decode(n, &spec, "transform") {
-			if spec.Type == "" || n.Kind != yaml.MappingNode {
-				return nil
-			}
-			// Kept, so that its type is checked and references to it resolve, but not built
-			// (a misspelt key may hold its config): the file's other problems are reported
-			// with this one.
-			node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role, broken: true}
-			nodes = append(nodes, node)
-			return node
-		}
-		node := &Node{Type: spec.Type, Name: spec.Name, Pos: f.dec.At(n), spec: spec, yaml: n, role: role}
-		if node.Name == "" {
-			node.Name = spec.Type
-		}
-		if spec.Input != nil {
-			node.refs = f.inputRefs(spec.Input)
-			node.explicitInput = true
-		}
-		nodes = append(nodes, node)
-		return node
-	}
+	top := &scope{chain: f.chain, window: f.window}
+	f.collectScope(top, f.pipeline.Source, f.pipeline.Transforms, f.pipeline.Sink, f.pipeline.ExtraTransforms)
+	return f.leaves
+}
+
+// collectScope reads the transforms of one scope: the pipeline, or a nested chain or
+// composite. A nested chain's first transform consumes the chain's inputs.
+func (f *file) collectScope(s *scope, source *yaml.Node, transforms []yaml.Node, sink *yaml.Node, extra []yaml.Node) {
 	var prev *Node
+	first := true
+	// link gives n the inputs its place implies; a composite's transforms are read after it,
+	// since a nested chain's first transform takes them.
 	link := func(n *Node) {
-		if n == nil {
-			prev = nil
-			return
-		}
-		if f.chain && prev != nil {
+		switch {
+		case !s.chain:
+		case prev != nil:
 			if n.explicitInput {
 				f.dec.Errorf(f.dec.At(component.MappingValue(n.yaml, "input")),
 					"%s has an input, but in a chain each transform consumes the previous one", n.Describe()).
-					Detail = "remove input:, or make the pipeline type: composite"
+					Detail = "remove input:, or make it type: composite"
 			}
 			n.refs = []ref{{prev: prev, node: n.yaml}}
+		case first && s.comp != nil && !n.explicitInput:
+			n.refs = s.comp.chainInputs()
 		}
-		prev = n
+		prev, first = n, false
 	}
-	if s := f.pipeline.Source; s != nil {
-		src := add(s, "source")
-		if src != nil && len(src.refs) > 0 {
-			f.dec.Errorf(f.dec.At(component.MappingValue(s, "input")), "the pipeline's source cannot have an input")
-		}
-		link(src)
-	}
-	for i := range f.pipeline.Transforms {
-		n := add(&f.pipeline.Transforms[i], "")
-		if f.chain {
+	if source != nil {
+		src := f.addTransform(s, source, "source", func(n *Node) {
+			if len(n.refs) > 0 {
+				f.dec.Errorf(f.dec.At(component.MappingValue(source, "input")), "the source of %s cannot have an input", s.describe())
+			}
+			n.explicitInput = true // Beam's explicitly empty input: a chain's inputs skip it
 			link(n)
-		} else {
-			prev = n
+		})
+		if src == nil {
+			prev, first = nil, false
 		}
 	}
-	if s := f.pipeline.Sink; s != nil {
+	for i := range transforms {
+		n := f.addTransform(s, &transforms[i], "", func(n *Node) {
+			if s.chain {
+				link(n)
+			} else {
+				prev = n
+			}
+		})
+		if n == nil && s.chain {
+			prev, first = nil, false
+		}
+	}
+	s.last = prev
+	if sink != nil {
 		last := prev
-		n := add(s, "sink")
-		if n != nil && !n.explicitInput && last != nil {
-			n.refs = []ref{{prev: last, node: s}}
+		if n := f.addTransform(s, sink, "sink", func(n *Node) {
+			if !n.explicitInput && last != nil {
+				n.refs = []ref{{prev: last, node: sink}}
+			}
+		}); n != nil {
+			s.last = n
 		}
 	}
-	for i := range f.pipeline.ExtraTransforms {
-		n := add(&f.pipeline.ExtraTransforms[i], "")
-		if n != nil && !n.explicitInput {
-			f.dec.Errorf(n.Pos, "%s in extra_transforms needs an input", n.Describe())
+	for i := range extra {
+		f.addTransform(s, &extra[i], "", func(n *Node) {
+			if !n.explicitInput {
+				f.dec.Errorf(n.Pos, "%s in extra_transforms needs an input", n.Describe())
+			}
+		})
+	}
+	f.checkNames(s.members)
+	for _, n := range s.members {
+		if len(n.refs) == 0 {
+			n.inherited = s.rootWindow()
 		}
 	}
-	f.checkNames(nodes)
-	return nodes
+}
+
+// addTransform reads the transform at n into scope s; placed gives it the inputs its place
+// implies. It returns nil for a transform too broken to keep.
+func (f *file) addTransform(s *scope, n *yaml.Node, role string, placed func(*Node)) *Node {
+	n = f.refuseDependencies(n)
+	if t := component.MappingValue(n, "type"); t != nil && (t.Value == "chain" || t.Value == "composite") {
+		return f.addComposite(s, n, role, placed)
+	}
+	if component.MappingValue(n, "type") != nil {
+		n = f.refuseNesting(n)
+	}
+	var spec transformSpec
+	ok := f.dec.Decode(n, &spec, "transform")
+	if !ok && (spec.Type == "" || n.Kind != yaml.MappingNode) {
+		return nil
+	}
+	// A broken transform is kept, so that its type is checked and references to it resolve,
+	// but not built (a misspelt key may hold its config): the file's other problems are
+	// reported with this one.
+	node := &Node{Type: spec.Type, Name: s.prefix + cmp.Or(spec.Name, spec.Type), Pos: f.dec.At(n), spec: spec, yaml: n,
+		role: role, scope: s, broken: !ok}
+	f.windowIntoConfig(node)
+	if ok && spec.Input != nil {
+		node.refs = f.inputRefs(spec.Input)
+		node.explicitInput = true
+	}
+	s.members = append(s.members, node)
+	f.leaves = append(f.leaves, node)
+	placed(node)
+	return node
 }
 
 // refuseDependencies reports a transform's `dependencies:` (Beam installs the packages it
 // lists for the transform) at its key, and returns the transform without it, so that the
 // rest of the transform is checked.
 func (f *file) refuseDependencies(n *yaml.Node) *yaml.Node {
-	if n.Kind != yaml.MappingNode {
+	k := mappingKey(n, "dependencies")
+	if k == nil {
 		return n
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value != "dependencies" {
-			continue
-		}
-		f.dec.Errorf(f.dec.At(n.Content[i]), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
-			Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
-			"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
-		c := *n
-		c.Content = append(append([]*yaml.Node(nil), n.Content[:i]...), n.Content[i+2:]...)
-		return &c
+	f.dec.Errorf(f.dec.At(k), "dependencies: sluice installs no packages, so it cannot give this transform the ones it lists").
+		Detail = "sluice runs no pip or Maven installs at run time: remove dependencies:, and write the transform with " +
+		"sluice's built-in transforms and expressions (docs/expressions.md), or run this pipeline on Beam"
+	return withoutKey(n, "dependencies")
+}
+
+// refuseNesting reports transforms: on a transform that is not a chain or composite, with
+// what it takes to nest, and returns the transform without it.
+func (f *file) refuseNesting(n *yaml.Node) *yaml.Node {
+	k := mappingKey(n, "transforms")
+	if k == nil {
+		return n
 	}
-	return n
+	f.dec.Errorf(f.dec.At(k), "transforms: belongs to a nested chain or composite, not to a %s", component.MappingValue(n, "type").Value).
+		Detail = "to group transforms, make this type: chain (each consumes the previous) or type: composite (they name their inputs), docs/structure.md"
+	return withoutKey(n, "transforms")
+}
+
+// mappingKey returns the key node of key in mapping n, or nil.
+func mappingKey(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// withoutKey returns a copy of mapping n without key.
+func withoutKey(n *yaml.Node, key string) *yaml.Node {
+	c := *n
+	c.Content = nil
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != key {
+			c.Content = append(c.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return &c
 }
 
 // inputRefs reads an input: value: a reference, a list of them, or a mapping of named inputs.
@@ -145,6 +212,7 @@ func (f *file) inputRefs(n *yaml.Node) []ref {
 	return refs
 }
 
+// checkNames reports names used twice in one scope.
 func (f *file) checkNames(nodes []*Node) {
 	first := map[string]*Node{}
 	for _, n := range nodes {
@@ -161,58 +229,54 @@ func (f *file) checkNames(nodes []*Node) {
 	}
 }
 
-// resolve links every reference to the transform it names. The output tag is checked later,
-// once the producer is built and its outputs are known.
-func (f *file) resolve(nodes []*Node) {
-	byName := map[string][]*Node{}
-	byType := map[string][]*Node{}
-	var names []string
-	for _, n := range nodes {
-		if n.spec.Name != "" {
-			byName[n.spec.Name] = append(byName[n.spec.Name], n)
-			names = append(names, n.spec.Name)
+// resolve links every reference to the transform it names, through the inputs and outputs of
+// nested chains and composites, adding a Flatten where a one-input transform reads a list.
+// It returns the nodes with those Flattens. The output tag is checked later, once the
+// producer is built and its outputs are known.
+func (f *file) resolve(nodes []*Node) []*Node {
+	f.leaves = nodes
+	for _, c := range f.composites { // every input and output, also those nothing reads
+		for _, k := range c.inKeys {
+			f.compositeInput(c, k)
 		}
-		byType[n.Type] = append(byType[n.Type], n)
-	}
-	lookup := func(s string) []*Node {
-		if m := byName[s]; len(m) > 0 {
-			return m
+		for _, k := range c.outKeys {
+			f.compositeOutput(c, k, c.outputs[k].node)
 		}
-		return byType[s]
 	}
-	for _, n := range nodes {
-		for _, r := range n.refs {
-			if r.prev != nil {
-				n.Inputs = append(n.Inputs, Edge{From: r.prev, Key: r.key})
+	for i := 0; i < len(f.leaves); i++ { // implicit Flattens are appended as they are made
+		f.resolveInputs(f.leaves[i])
+	}
+	return f.leaves
+}
+
+// resolveInputs links n's references, grouping a list input of a one-input transform under an
+// implicit Flatten (Beam's "<name>-Flatten[<key>]").
+func (f *file) resolveInputs(n *Node) {
+	var order []string
+	byKey := map[string][]ref{}
+	for _, r := range n.refs {
+		if _, seen := byKey[r.key]; !seen {
+			order = append(order, r.key)
+		}
+		byKey[r.key] = append(byKey[r.key], r)
+	}
+	for _, k := range order {
+		refs := byKey[k]
+		if len(refs) > 1 && flattensLists(n, k) {
+			fl := f.implicitFlatten(n, k, refs)
+			n.Inputs = append(n.Inputs, Edge{From: fl, Key: k, node: refs[0].node})
+			continue
+		}
+		for _, r := range refs {
+			t, ok := f.resolveRef(n.scope, r, cmp.Or(f.implicitFor[n], n))
+			if !ok {
+				n.unresolved = true // checked for its type and config only: its inputs are not all known
 				continue
 			}
-			target, tag := r.text, ""
-			matches := lookup(target)
-			if len(matches) == 0 {
-				if i := strings.LastIndex(r.text, "."); i > 0 {
-					target, tag = r.text[:i], r.text[i+1:]
-					matches = lookup(target)
-				}
+			if t.window != nil && n.spec.Windowing == nil {
+				n.inherited = t.window
 			}
-			if len(matches) != 1 || matches[0] == n {
-				n.unresolved = true // checked for its type and config only: its inputs are not all known
-			}
-			switch {
-			case len(matches) == 0:
-				cands := append(append([]string(nil), names...), keys(byType)...)
-				f.dec.Errorf(f.dec.At(r.node), "unknown transform %q in the input of %s%s", r.text, n.Describe(), diag.DidYouMean(target, cands))
-			case len(matches) > 1:
-				var lines []string
-				for _, m := range matches {
-					lines = append(lines, fmt.Sprint(m.Pos.Line))
-				}
-				f.dec.Errorf(f.dec.At(r.node), "ambiguous transform %q in the input of %s: it matches the transforms at lines %s",
-					target, n.Describe(), strings.Join(lines, ", ")).Detail = "give them distinct name: keys and refer to one by name"
-			case matches[0] == n:
-				f.dec.Errorf(f.dec.At(r.node), "%s cannot consume its own output", n.Describe())
-			default:
-				n.Inputs = append(n.Inputs, Edge{From: matches[0], Tag: tag, Key: r.key, explicitTag: tag != "", node: r.node})
-			}
+			n.Inputs = append(n.Inputs, Edge{From: t.node, Tag: t.tag, Key: r.key, explicitTag: t.explicit, node: t.at})
 		}
 	}
 }

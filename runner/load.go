@@ -61,6 +61,20 @@ type transformSpec struct {
 	ResourceHints *yaml.Node `yaml:"resource_hints" doc:"Accepted and ignored."`
 }
 
+// compositeSpec is a nested `type: chain` or `type: composite` transform inside transforms:
+// (Beam's nested pipelines): its own transforms, the inputs it takes and the outputs it names.
+type compositeSpec struct {
+	Type            string      `yaml:"type" required:"true" enum:"chain,composite" doc:"chain: each transform consumes the previous one; composite: transforms name their inputs."`
+	Name            string      `yaml:"name" doc:"A unique name: its transforms are named <name>/<their name>."`
+	Input           *yaml.Node  `yaml:"input" doc:"What it consumes: a reference, a list of them (flattened), or a mapping of named inputs; inside, a transform reads input key k as input: k (or input.k)."`
+	Output          *yaml.Node  `yaml:"output" doc:"What it produces: a reference to an inner transform (its output is named output), or a mapping of output names to references. A chain without it gives its last transform's outputs."`
+	Source          *yaml.Node  `yaml:"source" doc:"A source prepended to the transforms."`
+	Transforms      []yaml.Node `yaml:"transforms" doc:"The inner transforms."`
+	Sink            *yaml.Node  `yaml:"sink" doc:"A sink appended after the last transform."`
+	ExtraTransforms []yaml.Node `yaml:"extra_transforms" doc:"chain only: transforms with explicit inputs, e.g. to consume error outputs."`
+	Windowing       *yaml.Node  `yaml:"windowing" doc:"Windowing applied to its inputs and its root transforms."`
+}
+
 // file is a loaded pipeline file before its transforms are built.
 type file struct {
 	path     string
@@ -72,6 +86,14 @@ type file struct {
 	options  Options
 	chain    bool
 	warnings *diag.List
+	// composites are the nested chain and composite transforms, outermost first (scope.go).
+	composites []*composite
+	// leaves are the transforms that run, nested ones included, with the Flattens that list
+	// inputs add.
+	leaves []*Node
+	// implicitFor is the transform each implicit Flatten reads a list for: its references'
+	// problems are reported as that transform's.
+	implicitFor map[*Node]*Node
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -66,6 +66,13 @@ type Node struct {
 	stateID []string // a stateful transform's identity (lineage.go)
 	// window is n's own windowing: key, decoded (the one decoding of it), or nil.
 	window *window.Spec
+	// scope is where n is written (scope.go); comp is set for a nested chain or composite,
+	// which groups transforms and is not in the plan.
+	scope *scope
+	comp  *composite
+	// inherited is the windowing a composite gives n (at a root, or on the composite's input
+	// n reads), else nil.
+	inherited *window.Spec
 	// trigger is the epoch length the component asked for when it was built (a sink's
 	// triggering frequency), or 0.
 	trigger time.Duration
@@ -188,8 +195,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 	if f.pipeline.Windowing != nil {
 		f.window = window.Decode(f.dec, f.pipeline.Windowing)
 	}
-	nodes := f.collect()
-	f.resolve(nodes) // its problems do not stop the checks below: all are reported at once
+	nodes := f.resolve(f.collect()) // its problems do not stop the checks below: all are reported at once
 	p.Nodes = f.order(nodes)
 	if p.Nodes == nil {
 		return nil, diags.Err()
@@ -208,6 +214,7 @@ func parseWith(path string, src []byte, doc *yaml.Node, offline bool) (*Plan, er
 		// sluice diff does not miss a change of its state.
 		if _, ok := n.Impl.(component.Stateful); ok || n.unknown && n.Spec.Kind == component.KindTransform {
 			n.stateID = []string{"config " + canonical(n.spec.Config), "windowing " + f.windowID(n)}
+			warnUnnamedScope(n, &p.Warnings)
 		}
 	}
 	p.EpochInterval = epochInterval(p.Nodes, p.Options)
@@ -240,10 +247,7 @@ func (f *file) build(n *Node, p *Plan) {
 	typeNode := component.MappingValue(n.yaml, "type")
 	spec, ok := component.Lookup(n.Type)
 	if !ok {
-		d := f.dec.Errorf(f.dec.At(typeNode), "%s", component.Unknown(n.Type))
-		if n.Type == "chain" || n.Type == "composite" {
-			d.Detail = "nested chain and composite transforms are not supported yet; list their transforms in the pipeline"
-		}
+		f.dec.Errorf(f.dec.At(typeNode), "%s", component.Unknown(n.Type))
 		return
 	}
 	n.Spec = spec
@@ -457,13 +461,16 @@ func (f *file) windowID(n *Node) string {
 }
 
 // windowingOf returns the windowing in effect for n's input, following Beam's push-down: n's
-// own `windowing:`, else that of the transform producing its (first) input, and so on up,
-// else, at a root, the pipeline's; nil for the global window. WindowInto takes only its own:
+// own `windowing:`, else the one a composite gives it (scope.go), else that of the transform
+// producing its (first) input, and so on up, else, at a root, the pipeline's; nil for the
+// global window. WindowInto takes only its own:
 // it is what sets one. Each windowing: key was decoded once, where it is written.
 func (f *file) windowingOf(n *Node) *window.Spec {
 	switch {
 	case n.spec.Windowing != nil || n.Type == "WindowInto":
 		return n.window
+	case n.inherited != nil:
+		return n.inherited
 	case len(n.Inputs) == 0:
 		return f.window
 	}

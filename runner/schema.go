@@ -31,22 +31,28 @@ func FormatSchema() map[string]any {
 	transform["properties"].(map[string]any)["type"] = map[string]any{"enum": types, "enumDescriptions": summaries,
 		"description": "The transform type: a source, a transform or a sink (sluice schema TYPE prints one type's config)."}
 	transform["allOf"] = variants
-	transforms := map[string]any{"type": "array", "items": map[string]any{"$ref": "#/$defs/transform"}}
-	pipeline := component.JSONSchema(reflect.TypeFor[pipelineSpec]())
-	props := pipeline["properties"].(map[string]any)
-	for _, k := range []string{"source", "sink"} {
-		props[k] = map[string]any{"$ref": "#/$defs/transform", "description": props[k].(map[string]any)["description"]}
+	// A nested chain or composite (docs/structure.md) may stand wherever a transform does.
+	item := map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/transform"}, map[string]any{"$ref": "#/$defs/composite"}}}
+	transforms := map[string]any{"type": "array", "items": item}
+	nested := func(spec map[string]any) map[string]any {
+		props := spec["properties"].(map[string]any)
+		for _, k := range []string{"source", "sink"} {
+			props[k] = map[string]any{"$ref": "#/$defs/transform", "description": props[k].(map[string]any)["description"]}
+		}
+		for _, k := range []string{"transforms", "extra_transforms"} {
+			props[k] = map[string]any{"$ref": "#/$defs/transforms", "description": props[k].(map[string]any)["description"]}
+		}
+		return spec
 	}
-	for _, k := range []string{"transforms", "extra_transforms"} {
-		props[k] = map[string]any{"$ref": "#/$defs/transforms", "description": props[k].(map[string]any)["description"]}
-	}
+	pipeline := nested(component.JSONSchema(reflect.TypeFor[pipelineSpec]()))
+	composite := nested(component.JSONSchema(reflect.TypeFor[compositeSpec]()))
 	options := component.JSONSchema(reflect.TypeFor[Options]())
 	options["additionalProperties"] = true // unknown runner options are a warning, as Beam tolerates them
 	options["description"] = "Runner options; unknown keys are accepted with a warning."
 	// A mapping, or a bare list of transforms: properties apply to the one, items to the
 	// other, which keeps an editor's messages to the shape the user wrote.
 	pipeline["type"] = []string{"object", "array"}
-	pipeline["items"] = map[string]any{"$ref": "#/$defs/transform"}
+	pipeline["items"] = item
 	pipeline["description"] = "The pipeline: a mapping with transforms, or a bare list of transforms (a composite)."
 	file := map[string]any{
 		"pipeline": pipeline,
@@ -69,7 +75,7 @@ func FormatSchema() map[string]any {
 				"items":       map[string]any{"type": "object", "required": []string{"pipeline"}, "properties": file},
 			},
 		},
-		"$defs": map[string]any{"transform": transform, "transforms": transforms, "options": options},
+		"$defs": map[string]any{"transform": transform, "composite": composite, "transforms": transforms, "options": options},
 	}
 }
 

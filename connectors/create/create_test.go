@@ -140,3 +140,65 @@ func TestCreateErrors(t *testing.T) {
 		}
 	}
 }
+
+const outputSchema = `
+  output_schema:
+    type: object
+    properties:
+      sdk: {type: string}
+      year: {type: integer}
+    required: [sdk]`
+
+// output_schema gives the output its schema (year an integer though no element has a
+// fraction or null); an element that does not fit it is a validation error at the element.
+func TestCreateOutputSchema(t *testing.T) {
+	s, ctx, err := buildYAML(t, "config:\n  elements:\n    - {sdk: MapReduce, year: 2004}\n    - {sdk: Flume}"+outputSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ctx.Outputs()[0].Schema.String(); got != "{sdk string, year integer?}" {
+		t.Errorf("schema %s", got)
+	}
+	rows, _ := readAll(t, s)
+	if !reflect.DeepEqual(rows, []schemas.Row{{"MapReduce", int64(2004)}, {"Flume", nil}}) {
+		t.Errorf("rows %v", rows)
+	}
+	_, _, err = buildYAML(t, "config:\n  elements:\n    - {sdk: MapReduce, year: apple}\n    - {year: 2008}\n    - {sdk: x, month: 3}"+outputSchema)
+	for _, want := range []string{
+		`p.yaml:3:7: element 1 does not fit output_schema: field "year": want an integer, got string "apple"`,
+		`p.yaml:4:7: element 2 does not fit output_schema: field "sdk": want a string, got null`,
+		`p.yaml:5:7: element 3 does not fit output_schema: field "month" is not in it`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n got %v\nwant %s", err, want)
+		}
+	}
+}
+
+// With error_handling inside output_schema (Beam's place for it), the elements that do not
+// fit go to that output, as written, in Beam's {element, msg, stack} shape.
+func TestCreateOutputSchemaErrorHandling(t *testing.T) {
+	s, ctx, err := buildYAML(t, "config:\n  elements:\n    - {sdk: MapReduce, year: 2004}\n    - {sdk: CheeseWheel, year: apple}"+
+		outputSchema+"\n    error_handling: {output: invalid}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if outs := ctx.Outputs(); len(outs) != 2 || outs[0].Tag != "invalid" || !outs[0].Errors || outs[1].Tag != component.Main {
+		t.Fatalf("outputs %v, want main and the error output invalid", outs)
+	}
+	out := componenttest.Emitted{}
+	if err := componenttest.ReadAll(context.Background(), s, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	if rows := out.Rows(component.Main); !reflect.DeepEqual(rows, []schemas.Row{{"MapReduce", int64(2004)}}) {
+		t.Errorf("rows %v", rows)
+	}
+	bad := out.Rows("invalid")
+	if len(bad) != 1 || !reflect.DeepEqual(bad[0][0], map[string]any{"sdk": "CheeseWheel", "year": "apple"}) ||
+		!strings.Contains(bad[0][1].(string), `element 2 does not fit output_schema: field "year"`) {
+		t.Errorf("error rows %v", bad)
+	}
+	if b := out["invalid"][0]; b.Pos[0].Offset != 1 {
+		t.Errorf("error row at %v, want the element's offset 1", b.Pos[0])
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
+	"gopkg.in/yaml.v3"
 )
 
 func init() {
@@ -17,15 +18,19 @@ func init() {
 		component.Inputs{Min: 1, Max: 1}, buildExtractTransform)
 }
 
-// WindowIntoConfig is empty: WindowInto's windowing is the transform's `windowing:` key.
-type WindowIntoConfig struct{}
+// WindowIntoConfig is WindowInto's config. Its windowing is the transform's `windowing:` key;
+// Beam's spelling, `config: {windowing: ...}`, means the same, and the runner moves it there
+// before the transform is built (so Windowing is never set here: it documents the key).
+type WindowIntoConfig struct {
+	Windowing *yaml.Node `yaml:"windowing" doc:"The windowing, as Beam spells it: the same as the transform's windowing: key, e.g. {type: fixed, size: 60s}."`
+}
 
 // windowInto passes records on; the plan gives its windowing to the transforms downstream.
 type windowInto struct{}
 
 func buildWindowInto(ctx *component.Context, _ *WindowIntoConfig) (component.Transform, error) {
 	if ctx.Windowing == nil {
-		ctx.Errorf(ctx.Pos, "%s needs a windowing: key, e.g. windowing: {type: fixed, size: 60s}", ctx.Describe())
+		ctx.Errorf(ctx.Pos, "%s needs a windowing: key, e.g. windowing: {type: fixed, size: 60s} (or config: {windowing: ...})", ctx.Describe())
 		return nil, nil
 	}
 	ctx.Output(component.Main, ctx.Input())
