@@ -27,7 +27,7 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		c := &compiler{src: src, now: nowUTC}
-		compileQuery(c, stmt, games, []string{"PCOLLECTION"})
+		compileQuery(c, stmt, []component.Input{{Name: "in", Schema: games}}, nil)
 		for _, d := range c.diags {
 			if d.Line < 2 || d.Line == 2 && d.Col < 10 {
 				t.Errorf("diagnostic outside the text: %v", d)

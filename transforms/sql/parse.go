@@ -75,6 +75,25 @@ func (s *source) parse() (stmt ast.StmtNode, err error) {
 	return nil, diag.Diagnostic{Pos: s.at(stmts[1]), Summary: "the query holds several statements; Sql runs one SELECT"}
 }
 
+// word returns the file position of the first word or quoted name after FROM that reads
+// name (TiDB's parser keeps no position for table names), else of the query's start.
+func (s *source) word(name string) diag.Pos {
+	from := false
+	for _, t := range tokens(s.rw.text) {
+		text := s.rw.text[t.start:t.end]
+		if t.kind == tokQuoted && len(text) >= 2 {
+			text = text[1 : len(text)-1]
+		}
+		switch {
+		case t.kind == tokWord && strings.EqualFold(text, "FROM"):
+			from = true
+		case from && (t.kind == tokWord || t.kind == tokQuoted) && text == name:
+			return s.pos(t.start)
+		}
+	}
+	return s.pos(len(s.prefix))
+}
+
 // tidbError reads the place out of the parser's message: "... line 1 column 28 near "x) AS ..." ".
 var tidbError = regexp.MustCompile(`line (\d+) column (\d+) near "((?s).*)"\s*$`)
 

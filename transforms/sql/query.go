@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -17,6 +17,7 @@ type query struct {
 	c     *compiler
 	sel   *ast.SelectStmt
 	input *inputScope
+	join  *sqlJoin // nil for a query over one table
 	where *node
 	// items are the SELECT list of a query that does not group, over the input.
 	items []node
@@ -24,24 +25,30 @@ type query struct {
 	group *grouping // nil when the query does not group
 }
 
-// compileQuery checks stmt, a SELECT over one input, and compiles it against in.
-func compileQuery(c *compiler, stmt ast.StmtNode, in *schemas.Schema, tables []string) *query {
+// compileQuery checks stmt, a SELECT over the inputs ins (FROM one of them, or JOINs of
+// them, planned by plan), and compiles it.
+func compileQuery(c *compiler, stmt ast.StmtNode, ins []component.Input, plan planner) *query {
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok {
 		c.errorf(stmt, "Sql runs a SELECT, not %s", stmtKind(stmt))
 		return nil
 	}
-	q := &query{c: c, sel: sel, input: &inputScope{in: in, tables: tables}}
-	c.scope = q.input
-	if !q.checkShape() {
+	q := &query{c: c, sel: sel}
+	if !q.checkShape() || !q.from(ins, plan) {
 		return nil // the rest would only repeat the problem
 	}
+	c.scope = q.input
 	if sel.Where != nil {
 		if w, ok := c.boolean(sel.Where, "WHERE"); ok {
 			q.where = &w
 		}
 	}
 	if sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields) {
+		if q.join != nil {
+			c.errorf(sel, "GROUP BY or an aggregate over a JOIN is not supported in Sql").
+				Detail = "join in this Sql and group its rows in a second Sql (or a Combine) after it"
+			return nil
+		}
 		q.group = q.compileGrouping()
 		return q
 	}
@@ -62,25 +69,8 @@ func (q *query) checkShape() bool {
 	unsupported := func(what string) {
 		c.errorf(sel, "%s is not supported in Sql", what)
 	}
-	switch {
-	case sel.From == nil:
+	if sel.From == nil {
 		unsupported("a SELECT without FROM")
-	case sel.From.TableRefs.Right != nil:
-		unsupported("JOIN")
-	default:
-		src, ok := sel.From.TableRefs.Left.(*ast.TableSource)
-		var name *ast.TableName
-		if ok {
-			name, _ = src.Source.(*ast.TableName)
-		}
-		if name == nil {
-			unsupported("a subquery in FROM")
-		} else if !q.input.isTable(name.Name.O) {
-			c.errorf(sel, "unknown table %q%s", name.Name.O, diag.DidYouMean(name.Name.O, q.input.tables)).
-				Detail = "the query reads its input as PCOLLECTION"
-		} else if src.AsName.O != "" {
-			q.input.tables = append(q.input.tables, src.AsName.O)
-		}
 	}
 	if sel.Distinct {
 		unsupported("SELECT DISTINCT")
@@ -145,8 +135,16 @@ func (q *query) compileItems() {
 	names := map[string]bool{}
 	for i, f := range q.sel.Fields.Fields {
 		if f.WildCard != nil {
-			for j, in := range q.input.in.Fields {
-				q.items = append(q.items, readField(j, in))
+			first, cols := 0, q.input.in.Fields
+			if t := f.WildCard.Table.O; t != "" && q.input.joined != nil {
+				tab := q.input.joinedTable(q.c, q.sel, t)
+				if tab == nil {
+					continue
+				}
+				first, cols = tab.offset, cols[tab.offset:tab.offset+len(tab.schema.Fields)]
+			}
+			for j, in := range cols {
+				q.items = append(q.items, readField(first+j, in))
 				fields = append(fields, schemas.Field{Name: in.Name, Type: sqlType(in.Type), Nullable: in.Nullable})
 				names[in.Name] = true
 			}

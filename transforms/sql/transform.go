@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/combine"
 	"github.com/sluicehq/sluice/transforms/expr"
+	"github.com/sluicehq/sluice/transforms/join"
 	"github.com/sluicehq/sluice/transforms/window"
 )
 
@@ -26,18 +27,10 @@ func init() {
 }
 
 func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
-	if len(ctx.Inputs) > 1 {
-		names := make([]string, len(ctx.Inputs))
-		for i, in := range ctx.Inputs {
-			names[i] = in.Name
+	for _, in := range ctx.Inputs {
+		if in.Schema == nil {
+			return nil, nil // the input's problems are reported
 		}
-		ctx.Errorf(ctx.Pos, "Sql over several inputs (%s) is not supported: sluice runs a query over one input, PCOLLECTION", strings.Join(names, ", ")).
-			Detail = "Flatten the inputs first for a UNION ALL; joins are not supported"
-		return nil, nil
-	}
-	in := ctx.Input()
-	if in == nil {
-		return nil, nil
 	}
 	src := &source{e: cfg.Query, lines: ctx.Lines}
 	stmt, err := src.parse()
@@ -46,7 +39,10 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 		return nil, nil
 	}
 	c := &compiler{src: src, now: nowUTC}
-	q := compileQuery(c, stmt, in, []string{"PCOLLECTION", ctx.Inputs[0].Name})
+	plan := func(names []string, ins []*schemas.Schema, steps []join.Step) *join.Plan {
+		return join.NewPlan(ctx, names, ins, steps)
+	}
+	q := compileQuery(c, stmt, ctx.Inputs, plan)
 	if q != nil && q.group != nil {
 		q.checkWindowing(ctx)
 	}
@@ -54,6 +50,10 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 		*ctx.Diags = append(*ctx.Diags, c.diags...)
 		return nil, nil
 	}
+	if q.join != nil {
+		return newJoined(ctx, cfg, q), nil
+	}
+	in := q.input.in
 	errs := ctx.ErrorOutput(cfg.ErrorHandling, in, component.MappingShape)
 	pre := &stage{who: ctx.Describe(), time: -1, errors: errs}
 	if q.group == nil {
@@ -168,6 +168,9 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 	if in.Time != nil || s.time >= 0 {
 		out.Time = make([]time.Time, 0, len(in.Rows))
 	}
+	if in.Windows != nil { // rows a join fired keep their windows
+		out.Windows = make([][2]int64, 0, len(in.Rows))
+	}
 	sc := s.ev.Scope()
 	defer sc.Release()
 	for i, row := range in.Rows {
@@ -185,6 +188,9 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 		out.Rows = append(out.Rows, r)
 		if out.Pos != nil && i < len(in.Pos) {
 			out.Pos = append(out.Pos, in.Pos[i])
+		}
+		if out.Windows != nil && i < len(in.Windows) {
+			out.Windows = append(out.Windows, in.Windows[i])
 		}
 		switch {
 		case s.time >= 0:
@@ -244,7 +250,7 @@ func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage)
 	if g.win != nil {
 		ts, fn = &g.win.ts, g.win.fn
 	}
-	pre.compile(q, ctx.Input(), qu.where, items, ts)
+	pre.compile(q, qu.input.in, qu.where, items, ts)
 	pre.out = g.mid
 	plan := combine.NewPlan(ctx.Describe(), g.mid, keys, aggs, names, values)
 	// The combined rows, then the window's bounds.
