@@ -58,16 +58,16 @@ func (q *query) compileGrouping() *grouping {
 				g.window(c, fc)
 				continue
 			}
-			if p, isPos := item.Expr.(*ast.PositionExpr); isPos {
-				c.errorf(item.Expr, "GROUP BY %d: grouping by a position is not supported; name the column or expression", p.N)
+			e, ok := q.selected(item.Expr)
+			if !ok {
 				continue
 			}
-			k, ok := c.expr(item.Expr)
+			k, ok := c.expr(e)
 			if !ok {
 				continue
 			}
 			g.keys = append(g.keys, k)
-			g.texts = append(g.texts, restore(item.Expr))
+			g.texts = append(g.texts, restore(e))
 		}
 	}
 	var calls []*ast.AggregateFuncExpr
@@ -121,6 +121,45 @@ func (q *query) compileGrouping() *grouping {
 	g.out = schemas.New(out...)
 	c.scope = q.input
 	return g
+}
+
+// selected resolves a GROUP BY item that names a SELECT item, as Calcite's lenient
+// conformance (Beam SQL's) allows: by its position (GROUP BY 1), or by its alias when no
+// input column has that name.
+func (q *query) selected(e ast.ExprNode) (ast.ExprNode, bool) {
+	fields := q.sel.Fields.Fields
+	var item *ast.SelectField
+	switch x := e.(type) {
+	case *ast.PositionExpr:
+		if x.P != nil || x.N < 1 || x.N > len(fields) {
+			q.c.errorf(e, "GROUP BY %d: the SELECT list has %d items", x.N, len(fields))
+			return nil, false
+		}
+		item = fields[x.N-1]
+	case *ast.ColumnNameExpr:
+		if x.Name.Table.O != "" {
+			return e, true
+		}
+		if _, isColumn := lookup(q.input.in.Fields, x.Name.Name.O); isColumn {
+			return e, true
+		}
+		for _, f := range fields {
+			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, x.Name.Name.O) {
+				item = f
+			}
+		}
+	}
+	switch {
+	case item == nil:
+		return e, true
+	case item.WildCard != nil:
+		q.c.errorf(e, "GROUP BY names *: name the columns")
+		return nil, false
+	case hasAggregate(&ast.FieldList{Fields: []*ast.SelectField{item}}):
+		q.c.errorf(e, "GROUP BY %s names an aggregate: group by columns or expressions of them", restore(e))
+		return nil, false
+	}
+	return item.Expr, true
 }
 
 func isWindowFn(name string) bool { return name == "tumble" || name == "hop" || name == "session" }

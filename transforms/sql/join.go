@@ -308,7 +308,9 @@ func (s *inputScope) resolve(c *compiler, n *ast.ColumnNameExpr, from, to int) (
 	return found, found.Input >= 0
 }
 
-func (s *inputScope) fieldOf(f join.Field) schemas.Field { return s.joined[f.Input].schema.Fields[f.Index] }
+func (s *inputScope) fieldOf(f join.Field) schemas.Field {
+	return s.joined[f.Input].schema.Fields[f.Index]
+}
 
 // joinedColumn resolves a column of a joined row: [table.]column[.field ...]; the index is
 // the column's in the joined row, keys the struct fields after it.

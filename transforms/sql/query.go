@@ -43,6 +43,9 @@ func compileQuery(c *compiler, stmt ast.StmtNode, ins []component.Input, plan pl
 			q.where = &w
 		}
 	}
+	if sel.Distinct {
+		q.distinct()
+	}
 	if sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields) {
 		if q.join != nil {
 			c.errorf(sel, "GROUP BY or an aggregate over a JOIN is not supported in Sql").
@@ -72,8 +75,8 @@ func (q *query) checkShape() bool {
 	if sel.From == nil {
 		unsupported("a SELECT without FROM")
 	}
-	if sel.Distinct {
-		unsupported("SELECT DISTINCT")
+	if sel.Distinct && (sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields)) {
+		unsupported("SELECT DISTINCT with GROUP BY or aggregates")
 	}
 	if sel.Limit != nil {
 		unsupported("LIMIT")
@@ -168,3 +171,25 @@ func (q *query) compileItems() {
 
 // nowUTC is CURRENT_TIMESTAMP's clock.
 func nowUTC() time.Time { return time.Now().UTC() }
+
+// distinct makes SELECT DISTINCT a GROUP BY of every selected column (of every input column
+// for *), as Calcite plans it: one row per distinct combination and window.
+func (q *query) distinct() {
+	var fields []*ast.SelectField
+	for _, f := range q.sel.Fields.Fields {
+		if f.WildCard == nil {
+			fields = append(fields, f)
+			continue
+		}
+		for _, in := range q.input.in.Fields {
+			col := &ast.ColumnNameExpr{Name: &ast.ColumnName{Name: ast.NewCIStr(in.Name)}}
+			col.SetOriginTextPosition(f.Offset)
+			fields = append(fields, &ast.SelectField{Expr: col})
+		}
+	}
+	q.sel.Fields.Fields = fields
+	q.sel.GroupBy = &ast.GroupByClause{}
+	for _, f := range fields {
+		q.sel.GroupBy.Items = append(q.sel.GroupBy.Items, &ast.ByItem{Expr: f.Expr})
+	}
+}

@@ -235,7 +235,10 @@ func TestGroupedStateSurvivesRestore(t *testing.T) {
 
 func TestGroupingErrors(t *testing.T) {
 	for q, want := range map[string]string{
-		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 1":                        "GROUP BY 1: grouping by a position",
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 3":                        "GROUP BY 3: the SELECT list has 2 items",
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 2":                        "GROUP BY 2 names an aggregate",
+		"SELECT UPPER(team) AS t, COUNT(*) AS n FROM PCOLLECTION GROUP BY t":            "",
+		"SELECT DISTINCT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":            "SELECT DISTINCT with GROUP BY or aggregates is not supported",
 		"SELECT TEAM, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":                     "",
 		"SELECT * FROM PCOLLECTION GROUP BY team":                                       "SELECT * is not supported with GROUP BY",
 		"SELECT SUM(user) AS s FROM PCOLLECTION":                                        "SUM needs numbers, but `user` is VARCHAR",

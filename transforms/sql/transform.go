@@ -227,6 +227,7 @@ type grouped struct {
 	post projection // HAVING and the SELECT list
 	out  *schemas.Schema
 	who  string
+	keys []string // the grouped expressions' text, for messages
 }
 
 func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage) *grouped {
@@ -257,7 +258,7 @@ func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage)
 	fields := append(append([]schemas.Field{}, plan.Out.Fields...),
 		schemas.Field{Name: "$window_start", Type: tTime}, schemas.Field{Name: "$window_end", Type: tTime})
 	combined := schemas.New(fields...)
-	gr := &grouped{Stateful: combine.NewStatefulOver(ctx, plan, fn, lateness), pre: pre, out: g.out, who: ctx.Describe(),
+	gr := &grouped{Stateful: combine.NewStatefulOver(ctx, plan, fn, lateness), pre: pre, out: g.out, who: ctx.Describe(), keys: g.texts,
 		post: newProjection(q, combined, g.having, g.post)}
 	ctx.Output(component.Main, g.out)
 	return gr
@@ -286,17 +287,24 @@ func (g *grouped) Fire(ctx context.Context, upstream schemas.Offsets, final bool
 		if tag != component.Main {
 			return emit(tag, b)
 		}
-		out, err := g.finish(b)
-		if err != nil || len(out.Rows) == 0 {
+		out, errs, err := g.finish(b)
+		if err != nil {
 			return err
 		}
-		return emit(tag, out)
+		if len(out.Rows) > 0 {
+			if err := emit(tag, out); err != nil {
+				return err
+			}
+		}
+		return g.pre.errors.Emit(errs, emit)
 	})
 }
 
-// finish applies HAVING and the SELECT list to combined rows.
-func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
-	out := &schemas.Batch{Schema: g.out}
+// finish applies HAVING and the SELECT list to combined rows; a group whose row fails goes
+// to the error output (as an error without an element: the group is no input row), or
+// stops the pipeline without one.
+func (g *grouped) finish(b *schemas.Batch) (out, errs *schemas.Batch, err error) {
+	out = &schemas.Batch{Schema: g.out}
 	sc := g.post.ev.Scope()
 	defer sc.Release()
 	for i, row := range b.Rows {
@@ -307,9 +315,13 @@ func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 			start, end = windowBounds(b.Windows[i])
 		}
 		sc.Bind(append(full, start, end))
-		r, err := g.post.eval(sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g.who, err)
+		r, fail := g.post.eval(sc)
+		if fail != nil {
+			fail = fmt.Errorf("%s: %w (in the group %s)", g.who, fail, g.describe(row, b, i))
+			if errs, err = g.pre.errors.Add(errs, &schemas.Batch{Pos: b.Pos, Time: b.Time}, i, fail); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		if r == nil {
 			continue
@@ -325,7 +337,24 @@ func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 			out.Windows = append(out.Windows, b.Windows[i])
 		}
 	}
-	return out, nil
+	return out, errs, nil
+}
+
+// describe names a combined row's group for a message: its keys and its window.
+func (g *grouped) describe(row schemas.Row, b *schemas.Batch, i int) string {
+	var parts []string
+	for k, text := range g.keys {
+		parts = append(parts, strings.ReplaceAll(text, "`", "")+" = "+schemas.Literal(row[k]))
+	}
+	if i < len(b.Windows) {
+		if start, end := windowBounds(b.Windows[i]); !start.IsZero() {
+			parts = append(parts, fmt.Sprintf("window [%s, %s)", start.Format(time.RFC3339), end.Format(time.RFC3339)))
+		}
+	}
+	if len(parts) == 0 {
+		return "of all rows"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // windowBounds returns a window's start and end as timestamps (the global window's are the
