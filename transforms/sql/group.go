@@ -192,6 +192,11 @@ func (g *grouping) window(c *compiler, fc *ast.FuncCallExpr) {
 		ok = ok && good
 		if good {
 			v, _ := d.eval(nil)
+			if _, calendar := v.(months); calendar {
+				c.errorf(a, "%s needs an INTERVAL of fixed length (MILLISECOND to DAY): months and years vary", strings.ToUpper(name))
+				ok = false
+				continue
+			}
 			ds = append(ds, v.(time.Duration))
 		}
 	}
@@ -211,7 +216,8 @@ func (g *grouping) window(c *compiler, fc *ast.FuncCallExpr) {
 }
 
 // aggregateFns are the aggregate functions and the combine function each runs on.
-var aggregateFns = map[string]combine.Fn{"count": combine.Count, "sum": combine.Sum, "avg": combine.Mean, "min": combine.Min, "max": combine.Max}
+var aggregateFns = map[string]combine.Fn{"count": combine.Count, "sum": combine.Sum, "avg": combine.Mean, "min": combine.Min, "max": combine.Max,
+	"countif": combine.Sum}
 
 // aggregate compiles one aggregate call, once per distinct text.
 func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
@@ -224,7 +230,7 @@ func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
 	name := strings.ToLower(call.F)
 	fn, known := aggregateFns[name]
 	if !known {
-		c.errorf(call, "the aggregate function %s is not supported: sluice has COUNT, SUM, AVG, MIN and MAX", strings.ToUpper(call.F))
+		c.errorf(call, "the aggregate function %s is not supported: sluice has COUNT, SUM, AVG, MIN, MAX and COUNTIF", strings.ToUpper(call.F))
 		return
 	}
 	if call.Distinct && name != "count" {
@@ -245,6 +251,18 @@ func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
 		c.scope = saved
 		if !ok {
 			return
+		}
+		if name == "countif" {
+			// COUNTIF(condition), BigQuery's: the rows where it is TRUE, a sum of ones.
+			if arg.typ.Kind != schemas.Bool && arg.typ.Kind != schemas.Any {
+				c.errorf(call.Args[0], "COUNTIF needs a BOOLEAN, but %s is %s", restore(call.Args[0]), sqlName(arg.typ))
+				return
+			}
+			cond := arg
+			arg = node{typ: tInt, eval: func(r schemas.Row) (any, error) {
+				v, err := cond.eval(r)
+				return b2i(v == true), err
+			}}
 		}
 		if (fn == combine.Sum || fn == combine.Mean) && !isNumber(arg.typ) {
 			c.errorf(call.Args[0], "%s needs numbers, but %s is %s", a.name, restore(call.Args[0]), sqlName(arg.typ))

@@ -70,6 +70,7 @@ func (s *source) parse() (stmt ast.StmtNode, err error) {
 	case 0:
 		return nil, diag.Diagnostic{Pos: s.pos(0), Summary: "the query is empty"}
 	case 1:
+		stmts[0].Accept(countIf{})
 		return stmts[0], nil
 	}
 	return nil, diag.Diagnostic{Pos: s.at(stmts[1]), Summary: "the query holds several statements; Sql runs one SELECT"}
@@ -135,4 +136,19 @@ func (s *source) syntaxError(err error) error {
 		return diag.Diagnostic{Pos: s.pos(off), Summary: "SQL syntax error: the expression ends too soon"}
 	}
 	return diag.Diagnostic{Pos: s.pos(off), Summary: fmt.Sprintf("SQL syntax error at %q", tok)}
+}
+
+// countIf turns COUNTIF(condition), which TiDB's parser reads as a scalar function, into the
+// aggregate it is.
+type countIf struct{}
+
+func (countIf) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (countIf) Leave(n ast.Node) (ast.Node, bool) {
+	if f, ok := n.(*ast.FuncCallExpr); ok && f.FnName.L == "countif" {
+		agg := &ast.AggregateFuncExpr{F: "countif", Args: f.Args}
+		agg.SetOriginTextPosition(f.OriginTextPosition())
+		return agg, true
+	}
+	return n, true
 }
