@@ -391,11 +391,6 @@ func (j *joined) Fire(ctx context.Context, upstream schemas.Offsets, final bool,
 		if err != nil {
 			return err
 		}
-		if len(out.Rows) > 0 {
-			if err := emit(tag, out); err != nil {
-				return err
-			}
-		}
-		return j.post.errors.Emit(errs, emit)
+		return emitResult(emit, out, errs, j.post.errors)
 	})
 }

@@ -16,13 +16,13 @@ import (
 
 // Config is the config of Sql, as Beam YAML writes it.
 type Config struct {
-	Query         component.Expr           `yaml:"query" required:"true" doc:"A SELECT over the input, which the query calls PCOLLECTION: expressions, WHERE, GROUP BY with COUNT, SUM, AVG, MIN, MAX (COUNT(DISTINCT)), HAVING, CASE, CAST, Calcite's common functions, and TUMBLE, HOP or SESSION windows in GROUP BY."`
-	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: rows whose WHERE, keys or aggregate arguments fail go to this output instead of stopping the pipeline."`
+	Query         component.Expr           `yaml:"query" required:"true" doc:"A SELECT over the input, which the query calls PCOLLECTION (or over several inputs by their names, joined with [INNER|LEFT|RIGHT|FULL] JOIN ... ON equal columns): expressions, WHERE, DISTINCT, GROUP BY with COUNT, SUM, AVG, MIN, MAX, COUNTIF (COUNT(DISTINCT)), HAVING, CASE, CAST, Calcite's common functions, and TUMBLE, HOP or SESSION windows in GROUP BY."`
+	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: rows (and groups, and joined rows) whose WHERE, keys, aggregate arguments, HAVING or SELECT list fail go to this output instead of stopping the pipeline."`
 }
 
 func init() {
 	component.RegisterTransform("Sql",
-		"Runs a SQL query (Calcite's dialect, as Beam SQL) over the input PCOLLECTION: a filter and projection, or a grouping with aggregates over windows.",
+		"Runs a SQL query (Calcite's dialect, as Beam SQL) over the input PCOLLECTION or over joins of named inputs: a filter and projection, or a grouping with aggregates over windows.",
 		component.Inputs{Min: 1, Max: -1}, build)
 }
 
@@ -150,12 +150,18 @@ func (s *stage) Process(_ context.Context, _ int, in *schemas.Batch, emit compon
 	if err != nil {
 		return err
 	}
+	return emitResult(emit, out, errs, s.errors)
+}
+
+// emitResult emits a query's rows, if any, on the main output and the rows that failed on
+// the error output.
+func emitResult(emit component.Emit, out, errs *schemas.Batch, errors *component.ErrorOutput) error {
 	if len(out.Rows) > 0 {
 		if err := emit(component.Main, out); err != nil {
 			return err
 		}
 	}
-	return s.errors.Emit(errs, emit)
+	return errors.Emit(errs, emit)
 }
 
 // apply filters and computes the rows of in; errs holds the rows that failed, for the
@@ -291,12 +297,7 @@ func (g *grouped) Fire(ctx context.Context, upstream schemas.Offsets, final bool
 		if err != nil {
 			return err
 		}
-		if len(out.Rows) > 0 {
-			if err := emit(tag, out); err != nil {
-				return err
-			}
-		}
-		return g.pre.errors.Emit(errs, emit)
+		return emitResult(emit, out, errs, g.pre.errors)
 	})
 }
 
