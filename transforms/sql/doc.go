@@ -16,5 +16,5 @@
 // its fixed, sliding and session windows over the named timestamp column. SELECT DISTINCT is
 // a GROUP BY of the selected columns. A query over several inputs (FROM a JOIN b ON a.x =
 // b.y, the tables named by their inputs' names) runs on transforms/join's plan and state
-// (join.go), and its WHERE and SELECT list over the rows each window joins.
+// (join.go), and its WHERE, grouping and SELECT list over the rows each window joins.
 package sql

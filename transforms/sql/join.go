@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/opcode"
@@ -11,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/combine"
 	"github.com/sluicehq/sluice/transforms/join"
+	"github.com/sluicehq/sluice/transforms/window"
 )
 
 // table is one table of a query's FROM: an input of the transform, and the names the query
@@ -393,4 +395,76 @@ func (j *joined) Fire(ctx context.Context, upstream schemas.Offsets, final bool,
 		}
 		return emitResult(emit, out, errs, j.post.errors)
 	})
+}
+
+// joinGrouped is a grouped query over JOINs. A fired window holds every joined row of that
+// window, so its grouping is computed there and then, in a Combine plan's state that lives for
+// one firing: the only state across epochs is the join's.
+type joinGrouped struct {
+	*grouped // its Stateful is the join's
+	plan     *combine.Plan
+	mid      *schemas.Schema // the keys, the arguments, the window's bounds
+}
+
+func newJoinGrouped(ctx *component.Context, cfg *Config, q *query) *joinGrouped {
+	in := q.join.plan.Out
+	pre := &stage{who: ctx.Describe(), time: -1, errors: ctx.ErrorOutput(cfg.ErrorHandling, in, component.MappingShape)}
+	plan, items, mid := q.group.plan(ctx.Describe(), cfg.Query, true)
+	pre.compile(cfg.Query, in, q.where, items, nil)
+	pre.out = q.group.mid
+	k := len(q.group.keys)
+	fields := append(append([]schemas.Field{}, plan.Out.Fields[:k]...), plan.Out.Fields[k+2:]...)
+	state := combine.NewStateful(ctx, reordered{q.join.plan, q.join.order})
+	return &joinGrouped{grouped: newPost(ctx, cfg.Query, q.group, fields, pre, state), plan: plan, mid: mid}
+}
+
+// Process adds the rows to the join.
+func (j *joinGrouped) Process(ctx context.Context, input int, in *schemas.Batch, emit component.Emit) error {
+	return j.Stateful.Process(ctx, input, in, emit)
+}
+
+// Fire joins the windows the watermark closed, groups their joined rows that pass WHERE by
+// key and window, and computes HAVING and the SELECT list of each group.
+func (j *joinGrouped) Fire(ctx context.Context, upstream schemas.Offsets, final bool, emit component.Emit) error {
+	return j.Stateful.Fire(ctx, upstream, final, func(tag string, b *schemas.Batch) error {
+		if tag != component.Main {
+			return emit(tag, b)
+		}
+		mid, errs, err := j.pre.apply(b)
+		if err != nil {
+			return err
+		}
+		if err := j.pre.errors.Emit(errs, emit); err != nil || len(mid.Rows) == 0 {
+			return err
+		}
+		out, errs, err := j.finish(j.group(mid, b.Pos[0].Source))
+		if err != nil {
+			return err
+		}
+		return emitResult(emit, out, errs, j.pre.errors)
+	})
+}
+
+// group combines the keys and arguments of the joined rows of mid, per key and window, into
+// rows of the keys and the aggregates, each with its window, positioned as the join's rows.
+func (j *joinGrouped) group(mid *schemas.Batch, source string) *schemas.Batch {
+	in := &schemas.Batch{Schema: j.mid, Time: mid.Time}
+	for i, row := range mid.Rows {
+		w := mid.Windows[i]
+		in.Rows = append(in.Rows, append(row, w[0], w[1]))
+	}
+	st := j.plan.NewState(window.Fn{})
+	// The plan's values read fields, which do not fail, and the global window takes every row.
+	_, _ = j.plan.AddBatch(st, in, nil)
+	out := j.plan.Rows(st.Fire(window.MaxWatermark))
+	k := len(j.keys)
+	out.Pos = make([]schemas.Position, len(out.Rows))
+	for i, row := range out.Rows {
+		w := window.Window{Start: row[k].(int64), End: row[k+1].(int64)}
+		out.Rows[i] = append(row[:k:k], row[k+2:]...)
+		out.Windows[i] = [2]int64{w.Start, w.End}
+		out.Time[i] = time.Unix(0, w.MaxTimestamp()).UTC()
+		out.Pos[i] = schemas.Position{Source: source, Offset: w.End / int64(time.Millisecond)}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/component/componenttest"
@@ -109,21 +110,71 @@ func TestJoinOfStreamNeedsWindow(t *testing.T) {
 
 func TestJoinErrors(t *testing.T) {
 	for q, want := range map[string]string{
-		"SELECT * FROM orders JOIN customers":                                        "a JOIN without ON (a cross join) is not supported",
-		"SELECT * FROM orders, customers WHERE orders.customer = customers.id":       "a JOIN without ON (a cross join) is not supported",
-		"SELECT * FROM orders NATURAL JOIN customers":                                "NATURAL JOIN is not supported",
-		"SELECT * FROM orders JOIN customers ON orders.customer < customers.id":      "this JOIN condition is not supported",
-		"SELECT * FROM orders JOIN customers ON orders.id = orders.customer":         "must compare a column of customers with one of the tables before it",
-		"SELECT * FROM orders JOIN customers ON orders.customer = customers.name":    "cannot join on",
-		"SELECT * FROM orders JOIN customers ON orders.custmer = customers.id":       `unknown column "orders.custmer" (did you mean "orders.customer"?)`,
-		"SELECT x.* FROM orders JOIN customers ON orders.customer = customers.id":    `unknown table "x" in x.*`,
-		"SELECT DISTINCT name FROM orders JOIN customers USING (id)":                 "GROUP BY or an aggregate over a JOIN",
-		"SELECT customers.* FROM orders JOIN customers USING (id) WHERE qty > 1":     "",
-		"SELECT name FROM orders o FULL OUTER JOIN customers c ON o.customer = c.id": "",
+		"SELECT * FROM orders JOIN customers":                                                                                                                    "a JOIN without ON (a cross join) is not supported",
+		"SELECT * FROM orders, customers WHERE orders.customer = customers.id":                                                                                   "a JOIN without ON (a cross join) is not supported",
+		"SELECT * FROM orders NATURAL JOIN customers":                                                                                                            "NATURAL JOIN is not supported",
+		"SELECT * FROM orders JOIN customers ON orders.customer < customers.id":                                                                                  "this JOIN condition is not supported",
+		"SELECT * FROM orders JOIN customers ON orders.id = orders.customer":                                                                                     "must compare a column of customers with one of the tables before it",
+		"SELECT * FROM orders JOIN customers ON orders.customer = customers.name":                                                                                "cannot join on",
+		"SELECT * FROM orders JOIN customers ON orders.custmer = customers.id":                                                                                   `unknown column "orders.custmer" (did you mean "orders.customer"?)`,
+		"SELECT x.* FROM orders JOIN customers ON orders.customer = customers.id":                                                                                `unknown table "x" in x.*`,
+		"SELECT DISTINCT name FROM orders JOIN customers USING (id)":                                                                                             "",
+		"SELECT name, COUNT(*) AS n FROM orders JOIN customers USING (id) GROUP BY name, HOP(CAST(name AS TIMESTAMP), INTERVAL '1' MINUTE, INTERVAL '2' MINUTE)": "GROUP BY HOP over a JOIN is not supported",
+		"SELECT customers.* FROM orders JOIN customers USING (id) WHERE qty > 1":                                                                                 "",
+		"SELECT name FROM orders o FULL OUTER JOIN customers c ON o.customer = c.id":                                                                             "",
 	} {
 		_, _, err := buildOver(t, "config:\n  query: \""+q+"\"\n", false, []string{"orders", "customers"}, orders, customers)
 		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
 			t.Errorf("%s: error %v, want %q", q, err, want)
 		}
+	}
+}
+
+// TestJoinGroupedPerWindow: GROUP BY over a JOIN groups the joined rows of each window when
+// the window is joined: one row per key and window, with the window's bounds and position.
+func TestJoinGroupedPerWindow(t *testing.T) {
+	src := `
+type: Sql
+windowing: {type: fixed, size: 1m}
+config:
+  query: |
+    SELECT c.name, SUM(o.amount) AS total, COUNT(*) AS n
+    FROM orders o JOIN customers c ON o.customer = c.id
+    GROUP BY c.name
+`
+	tr, _, err := buildOver(t, src, true, []string{"orders", "customers"}, orders, customers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := func(b *schemas.Batch, secs ...int) *schemas.Batch {
+		for i, s := range secs {
+			b.Time[i] = gameTime.Add(time.Duration(s) * time.Second)
+		}
+		return b
+	}
+	out := componenttest.Emitted{}
+	custs := at(rowsOf(customers, schemas.Row{int64(10), "ann"}, schemas.Row{int64(10), "ann"}), 5, 65)
+	ords := at(rowsOf(orders, schemas.Row{int64(1), int64(10), 2.0, int64(1)}, schemas.Row{int64(2), int64(10), 3.0, int64(1)},
+		schemas.Row{int64(3), int64(10), 7.0, int64(1)}), 10, 20, 70)
+	if err := tr.Process(ctx, 1, custs, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Process(ctx, 0, ords, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.(component.Stateful).Fire(ctx, nil, true, out.Emit); err != nil {
+		t.Fatal(err)
+	}
+	want := []schemas.Row{{"ann", 5.0, int64(2)}, {"ann", 7.0, int64(1)}}
+	if got := out.Rows(component.Main); !reflect.DeepEqual(got, want) {
+		t.Fatalf("grouped %v, want %v (one row per window)", got, want)
+	}
+	b := out[component.Main][0]
+	if len(b.Windows) != 2 || b.Windows[1][0]-b.Windows[0][0] != int64(time.Minute) {
+		t.Errorf("windows %v, want two minutes one after the other", b.Windows)
+	}
+	if b.Pos[0].Source != "window:Sql" || b.Pos[1].Offset != b.Windows[1][1]/int64(time.Millisecond) {
+		t.Errorf("positions %v, want the join's: its window's end in ms", b.Pos)
 	}
 }

@@ -47,12 +47,11 @@ func compileQuery(c *compiler, stmt ast.StmtNode, ins []component.Input, plan pl
 		q.distinct()
 	}
 	if sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields) {
-		if q.join != nil {
-			c.errorf(sel, "GROUP BY or an aggregate over a JOIN is not supported in Sql").
-				Detail = "join in this Sql and group its rows in a second Sql (or a Combine) after it"
-			return nil
-		}
 		q.group = q.compileGrouping()
+		if q.join != nil && q.group.win != nil {
+			c.errorf(sel, "GROUP BY %s over a JOIN is not supported: the join's windows are the transform's", strings.ToUpper(q.group.win.kind)).
+				Detail = "set them with windowing: (e.g. {type: fixed, size: 1m}) and group by the columns only"
+		}
 		return q
 	}
 	q.compileItems()

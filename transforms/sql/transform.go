@@ -50,6 +50,9 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 		*ctx.Diags = append(*ctx.Diags, c.diags...)
 		return nil, nil
 	}
+	if q.join != nil && q.group != nil {
+		return newJoinGrouped(ctx, cfg, q), nil
+	}
 	if q.join != nil {
 		return newJoined(ctx, cfg, q), nil
 	}
@@ -238,10 +241,32 @@ type grouped struct {
 
 func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage) *grouped {
 	g := qu.group
+	plan, items, _ := g.plan(ctx.Describe(), q, false)
+	var ts *node
+	fn, lateness := window.InEffect(ctx).Fn(), time.Duration(window.InEffect(ctx).AllowedLateness)
+	if g.win != nil {
+		ts, fn = &g.win.ts, g.win.fn
+	}
+	pre.compile(q, qu.input.in, qu.where, items, ts)
+	pre.out = g.mid
+	return newPost(ctx, q, g, plan.Out.Fields, pre, combine.NewStatefulOver(ctx, plan, fn, lateness))
+}
+
+// plan returns the Combine plan of the grouping over its mid rows (the keys, then the
+// aggregates' arguments; with windowKeys then the bounds of each row's window in Unix
+// nanoseconds, two more keys) and the items pre computes the keys and arguments with.
+func (g *grouping) plan(who string, q component.Expr, windowKeys bool) (*combine.Plan, []node, *schemas.Schema) {
+	mid := g.mid
 	keys := make([]int, len(g.keys))
 	items := append([]node{}, g.keys...)
 	for i := range keys {
 		keys[i] = i
+	}
+	if windowKeys {
+		n := len(mid.Fields)
+		mid = schemas.New(append(append([]schemas.Field{}, mid.Fields...),
+			schemas.Field{Name: "$window_start", Type: tInt}, schemas.Field{Name: "$window_end", Type: tInt})...)
+		keys = append(keys, n, n+1)
 	}
 	aggs := make([]combine.Agg, len(g.aggs))
 	names := make([]string, len(g.aggs))
@@ -250,22 +275,18 @@ func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage)
 		items = append(items, a.arg)
 		aggs[j] = combine.Agg{Fn: a.fn, In: a.arg.typ, Nullable: a.arg.null}
 		names[j] = a.text
-		values[j] = program(q, readField(len(keys)+j, g.mid.Fields[len(keys)+j]), g.mid)
+		values[j] = program(q, readField(len(g.keys)+j, mid.Fields[len(g.keys)+j]), mid)
 	}
-	var ts *node
-	fn, lateness := window.InEffect(ctx).Fn(), time.Duration(window.InEffect(ctx).AllowedLateness)
-	if g.win != nil {
-		ts, fn = &g.win.ts, g.win.fn
-	}
-	pre.compile(q, qu.input.in, qu.where, items, ts)
-	pre.out = g.mid
-	plan := combine.NewPlan(ctx.Describe(), g.mid, keys, aggs, names, values)
-	// The combined rows, then the window's bounds.
-	fields := append(append([]schemas.Field{}, plan.Out.Fields...),
+	return combine.NewPlan(who, mid, keys, aggs, names, values), items, mid
+}
+
+// newPost returns the grouped transform of state: HAVING and the SELECT list over the
+// combined rows (the keys and the aggregates, fields) and their window's bounds.
+func newPost(ctx *component.Context, q component.Expr, g *grouping, fields []schemas.Field, pre *stage, state component.Stateful) *grouped {
+	fields = append(append([]schemas.Field{}, fields...),
 		schemas.Field{Name: "$window_start", Type: tTime}, schemas.Field{Name: "$window_end", Type: tTime})
-	combined := schemas.New(fields...)
-	gr := &grouped{Stateful: combine.NewStatefulOver(ctx, plan, fn, lateness), pre: pre, out: g.out, who: ctx.Describe(), keys: g.texts,
-		post: newProjection(q, combined, g.having, g.post)}
+	gr := &grouped{Stateful: state, pre: pre, out: g.out, who: ctx.Describe(), keys: g.texts,
+		post: newProjection(q, schemas.New(fields...), g.having, g.post)}
 	ctx.Output(component.Main, g.out)
 	return gr
 }
