@@ -46,6 +46,10 @@ func (s *inputScope) isTable(name string) bool {
 }
 
 func (s *inputScope) column(c *compiler, n *ast.ColumnNameExpr) (node, bool) {
+	if n.Name.Name.O == "" {
+		c.errorf(n, "a column name is empty")
+		return node{}, false
+	}
 	if s.joined != nil {
 		i, keys, ok := s.joinedColumn(c, n)
 		if !ok {
