@@ -206,6 +206,14 @@ func (q *query) joinStep(scope *inputScope, tables []*table, k int, j *ast.Join)
 				return step, false
 			}
 			step.On = append(step.On, [2]join.Field{l, r})
+			name := strings.ToLower(col.Name.O)
+			if scope.using == nil {
+				scope.using = map[string][]join.Field{}
+			}
+			if scope.using[name] == nil {
+				scope.using[name] = []join.Field{l}
+			}
+			scope.using[name] = append(scope.using[name], r)
 		}
 		return step, true
 	case j.On == nil:
@@ -467,4 +475,29 @@ func (j *joinGrouped) group(mid *schemas.Batch, source string) *schemas.Batch {
 		out.Pos[i] = schemas.Position{Source: source, Offset: w.End / int64(time.Millisecond)}
 	}
 	return out
+}
+
+// usingColumn reads a column of JOIN ... USING by its bare name, as Calcite does: the value
+// of the first table that has it (not padded by an outer join), which all share when joined.
+func (s *inputScope) usingColumn(n *ast.ColumnNameExpr) (node, bool) {
+	if n.Name.Table.O != "" || n.Name.Schema.O != "" {
+		return node{}, false
+	}
+	fields, ok := s.using[strings.ToLower(n.Name.Name.O)]
+	if !ok {
+		return node{}, false
+	}
+	reads := make([]node, len(fields))
+	for i, f := range fields {
+		reads[i] = readField(s.joined[f.Input].offset+f.Index, s.fieldOf(f))
+	}
+	t, _ := unify(reads[0].typ, reads[len(reads)-1].typ)
+	return node{typ: t, null: true, eval: func(r schemas.Row) (any, error) {
+		for _, read := range reads {
+			if v, _ := read.eval(r); v != nil {
+				return widen(t, v), nil
+			}
+		}
+		return nil, nil
+	}}, true
 }

@@ -180,10 +180,16 @@ func (q *query) distinct() {
 			fields = append(fields, f)
 			continue
 		}
-		for _, in := range q.input.in.Fields {
-			col := &ast.ColumnNameExpr{Name: &ast.ColumnName{Name: ast.NewCIStr(in.Name)}}
+		for j, in := range q.input.in.Fields {
+			name := &ast.ColumnName{Name: ast.NewCIStr(in.Name)}
+			for _, t := range q.input.joined { // a joined row's column by its table and own name
+				if j >= t.offset && j < t.offset+len(t.schema.Fields) {
+					name = &ast.ColumnName{Table: ast.NewCIStr(t.name), Name: ast.NewCIStr(t.schema.Fields[j-t.offset].Name)}
+				}
+			}
+			col := &ast.ColumnNameExpr{Name: name}
 			col.SetOriginTextPosition(f.Offset)
-			fields = append(fields, &ast.SelectField{Expr: col})
+			fields = append(fields, &ast.SelectField{Expr: col, AsName: ast.NewCIStr(in.Name)})
 		}
 	}
 	q.sel.Fields.Fields = fields

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/join"
 )
 
 // inputScope resolves the columns of the input's rows.
@@ -16,6 +17,8 @@ type inputScope struct {
 	tables []string
 	// joined are the tables of a JOIN, whose rows in is the concatenation of (join.go).
 	joined []*table
+	// using are the columns of JOIN ... USING by lower-case name: the tables' fields.
+	using map[string][]join.Field
 }
 
 // lookup finds a field by name: exactly, else ignoring case when only one field matches
@@ -51,6 +54,9 @@ func (s *inputScope) column(c *compiler, n *ast.ColumnNameExpr) (node, bool) {
 		return node{}, false
 	}
 	if s.joined != nil {
+		if merged, ok := s.usingColumn(n); ok {
+			return merged, true
+		}
 		i, keys, ok := s.joinedColumn(c, n)
 		if !ok {
 			return node{}, false
