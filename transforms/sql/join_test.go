@@ -121,6 +121,8 @@ func TestJoinErrors(t *testing.T) {
 		"SELECT DISTINCT name FROM orders JOIN customers USING (id)":                                                                                             "",
 		"SELECT name, COUNT(*) AS n FROM orders JOIN customers USING (id) GROUP BY name, HOP(CAST(name AS TIMESTAMP), INTERVAL '1' MINUTE, INTERVAL '2' MINUTE)": "GROUP BY HOP over a JOIN is not supported",
 		"SELECT DISTINCT * FROM orders JOIN customers USING (id)":                                                                                                "",
+		"SELECT * FROM orders STRAIGHT_JOIN customers ON orders.customer = customers.id":                                                                         "SQL syntax error",
+		"SELECT * FROM orders FULL customers":                                                                                                                    "SQL syntax error",
 		"SELECT customers.* FROM orders JOIN customers USING (id) WHERE qty > 1":                                                                                 "",
 		"SELECT name FROM orders o FULL OUTER JOIN customers c ON o.customer = c.id":                                                                             "",
 	} {
