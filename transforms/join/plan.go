@@ -50,7 +50,17 @@ func Build(ctx *component.Context, cfg *Config) *Plan {
 	if !b.ok || !ok {
 		return nil
 	}
-	p := &Plan{who: ctx.Describe(), n: len(b.names), steps: steps}
+	p := b.plan(steps, eqs, outs)
+	if p == nil {
+		return nil
+	}
+	ctx.Output(component.Main, p.Out)
+	return p
+}
+
+// plan makes the Plan of checked steps, or nil when the windowing in effect cannot join.
+func (b *builder) plan(steps []step, eqs [][]member, outs []output) *Plan {
+	p := &Plan{who: b.ctx.Describe(), n: len(b.names), steps: steps}
 	p.keys, p.loose = b.sharedKey(eqs)
 	pad := nullable(steps, p.n)
 	fields := make([]schemas.Field, len(outs))
@@ -60,11 +70,49 @@ func Build(ctx *component.Context, cfg *Config) *Plan {
 		p.proj = append(p.proj, outs[i].from)
 	}
 	p.Out = schemas.New(fields...)
-	if !b.checkWindowing(window.InEffect(ctx), len(p.loose) > 0) {
+	if !b.checkWindowing(window.InEffect(b.ctx), len(p.loose) > 0) {
 		return nil
 	}
-	ctx.Output(component.Main, p.Out)
 	return p
+}
+
+// Field is field Index of input Input of a join built by NewPlan.
+type Field struct{ Input, Index int }
+
+// Step joins one input to the inputs before it (for NewPlan): Kind is inner, left, right or
+// outer, and each equality of On pairs a field of an input before it with a field of it.
+type Step struct {
+	Kind string
+	On   [][2]Field
+}
+
+// NewPlan returns the Plan of a join written as code rather than as a Join config
+// (transforms/sql's JOIN ... ON): ins, named names, joined input after input, input i by
+// steps[i-1]; the output is every field of every input in order, named as Join names them.
+// The caller checked the equalities' inputs and types; NewPlan reports through ctx only
+// what the windowing in effect cannot join (a stream in the global window), and then returns
+// nil. Records are added with the index of ins as the input number.
+func NewPlan(ctx *component.Context, names []string, ins []*schemas.Schema, steps []Step) *Plan {
+	b := &builder{ctx: ctx, names: names, ins: ins, ok: true}
+	var eqs [][]member
+	kinds := make([]kind, len(steps))
+	for i, s := range steps {
+		kinds[i] = kindNames[s.Kind]
+		for _, on := range s.On {
+			eqs = append(eqs, []member{{col: col{on[0].Input, on[0].Index}}, {col: col{on[1].Input, on[1].Index}}})
+		}
+	}
+	var outs []output
+	for i, in := range ins {
+		for f, fd := range in.Fields {
+			outs = append(outs, output{name: fd.Name, from: col{i, f}})
+		}
+	}
+	joined := b.steps(eqs, kinds, nil)
+	if !b.ok {
+		return nil
+	}
+	return b.plan(joined, eqs, outs)
 }
 
 // checkInputs requires two or more inputs, named as a mapping, each once.

@@ -25,7 +25,8 @@ type node struct {
 	typ  schemas.Type
 	null bool
 	eval func(r schemas.Row) (any, error)
-	// interval is set for an INTERVAL literal (eval gives a time.Duration); only window
+	// interval is set for an INTERVAL literal (eval gives a time.Duration, or months for
+	// MONTH and YEAR); only window
 	// functions and timestamp arithmetic take one.
 	interval bool
 	at       ast.ExprNode // for runtime errors' positions
@@ -492,7 +493,7 @@ func apply[T int64 | float64](op opcode.Op, x, y T, mod func(T, T) T) (v T, ok b
 
 // shiftTime is a TIMESTAMP plus or minus an INTERVAL.
 func (c *compiler) shiftTime(e *ast.BinaryOperationExpr, l, r node) (node, bool) {
-	sign := time.Duration(1)
+	sign := 1
 	if e.Op == opcode.Minus {
 		sign = -1
 	}
@@ -502,7 +503,7 @@ func (c *compiler) shiftTime(e *ast.BinaryOperationExpr, l, r node) (node, bool)
 			return nil, err
 		}
 		d, _ := r.eval(row)
-		return a.(time.Time).Add(sign * d.(time.Duration)), nil
+		return shift(a.(time.Time), d, sign), nil
 	}}, true
 }
 

@@ -13,5 +13,8 @@
 // GROUP BY or aggregates runs on transforms/combine's keyed window state (so grouped state is
 // in the sinks' checkpoints): WHERE and the keys and aggregate arguments are computed before
 // it, HAVING and the SELECT list over its results. TUMBLE, HOP and SESSION in GROUP BY are
-// its fixed, sliding and session windows over the named timestamp column.
+// its fixed, sliding and session windows over the named timestamp column. SELECT DISTINCT is
+// a GROUP BY of the selected columns. A query over several inputs (FROM a JOIN b ON a.x =
+// b.y, the tables named by their inputs' names) runs on transforms/join's plan and state
+// (join.go), and its WHERE, grouping and SELECT list over the rows each window joins.
 package sql

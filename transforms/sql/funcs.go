@@ -237,6 +237,9 @@ func (c *compiler) call(e *ast.FuncCallExpr) (node, bool) {
 	case "current_timestamp", "now", "localtimestamp":
 		now := c.now
 		return node{typ: tTime, eval: func(schemas.Row) (any, error) { return now().UTC(), nil }}, true
+	case "current_date", "curdate":
+		now := c.now // a TIMESTAMP at the day's midnight: sluice's SQL has no DATE type
+		return node{typ: tTime, eval: func(schemas.Row) (any, error) { return now().UTC().Truncate(24 * time.Hour), nil }}, true
 	case "trim":
 		return c.trim(e)
 	case "extract":
@@ -452,19 +455,26 @@ var intervalUnits = map[string]time.Duration{
 	"MILLISECOND": time.Millisecond, "MILLISECONDS": time.Millisecond,
 }
 
+// monthUnits are the units of INTERVAL literals in calendar months.
+var monthUnits = map[string]months{"MONTH": 1, "MONTHS": 1, "YEAR": 12, "YEARS": 12}
+
 func (c *compiler) interval(e *ast.FuncCallExpr) (node, bool) {
 	unit := stringArg(e.Args[1])
 	d, known := intervalUnits[unit]
-	if !known {
-		c.errorf(e, "INTERVAL %s is not supported: sluice takes SECOND, MINUTE, HOUR, DAY and MILLISECOND", unit)
+	perMonths, calendar := monthUnits[unit]
+	if !known && !calendar {
+		c.errorf(e, "INTERVAL %s is not supported: sluice takes SECOND, MINUTE, HOUR, DAY, MILLISECOND, MONTH and YEAR", unit)
 		return node{}, false
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(stringArg(e.Args[0])), 64)
-	if err != nil || n <= 0 {
-		c.errorf(e, "INTERVAL needs a positive number, not %s", stringArg(e.Args[0]))
+	if err != nil || n <= 0 || calendar && n != math.Trunc(n) {
+		c.errorf(e, "INTERVAL needs a positive number (whole for MONTH and YEAR), not %s", stringArg(e.Args[0]))
 		return node{}, false
 	}
-	v := time.Duration(n * float64(d))
+	var v any = time.Duration(n * float64(d))
+	if calendar {
+		v = months(n) * perMonths
+	}
 	return node{typ: tInt, interval: true, eval: func(schemas.Row) (any, error) { return v, nil }}, true
 }
 

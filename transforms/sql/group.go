@@ -58,16 +58,16 @@ func (q *query) compileGrouping() *grouping {
 				g.window(c, fc)
 				continue
 			}
-			if p, isPos := item.Expr.(*ast.PositionExpr); isPos {
-				c.errorf(item.Expr, "GROUP BY %d: grouping by a position is not supported; name the column or expression", p.N)
+			e, ok := q.selected(item.Expr)
+			if !ok {
 				continue
 			}
-			k, ok := c.expr(item.Expr)
+			k, ok := c.expr(e)
 			if !ok {
 				continue
 			}
 			g.keys = append(g.keys, k)
-			g.texts = append(g.texts, restore(item.Expr))
+			g.texts = append(g.texts, restore(e))
 		}
 	}
 	var calls []*ast.AggregateFuncExpr
@@ -123,6 +123,45 @@ func (q *query) compileGrouping() *grouping {
 	return g
 }
 
+// selected resolves a GROUP BY item that names a SELECT item, as Calcite's lenient
+// conformance (Beam SQL's) allows: by its position (GROUP BY 1), or by its alias when no
+// input column has that name.
+func (q *query) selected(e ast.ExprNode) (ast.ExprNode, bool) {
+	fields := q.sel.Fields.Fields
+	var item *ast.SelectField
+	switch x := e.(type) {
+	case *ast.PositionExpr:
+		if x.P != nil || x.N < 1 || x.N > len(fields) {
+			q.c.errorf(e, "GROUP BY %d: the SELECT list has %d items", x.N, len(fields))
+			return nil, false
+		}
+		item = fields[x.N-1]
+	case *ast.ColumnNameExpr:
+		if x.Name.Table.O != "" {
+			return e, true
+		}
+		if _, isColumn := lookup(q.input.in.Fields, x.Name.Name.O); isColumn {
+			return e, true
+		}
+		for _, f := range fields {
+			if f.AsName.O != "" && strings.EqualFold(f.AsName.O, x.Name.Name.O) {
+				item = f
+			}
+		}
+	}
+	switch {
+	case item == nil:
+		return e, true
+	case item.WildCard != nil:
+		q.c.errorf(e, "GROUP BY names *: name the columns")
+		return nil, false
+	case hasAggregate(&ast.FieldList{Fields: []*ast.SelectField{item}}):
+		q.c.errorf(e, "GROUP BY %s names an aggregate: group by columns or expressions of them", restore(e))
+		return nil, false
+	}
+	return item.Expr, true
+}
+
 func isWindowFn(name string) bool { return name == "tumble" || name == "hop" || name == "session" }
 
 // window compiles GROUP BY TUMBLE(ts, size), HOP(ts, slide, size) or SESSION(ts, gap).
@@ -153,6 +192,11 @@ func (g *grouping) window(c *compiler, fc *ast.FuncCallExpr) {
 		ok = ok && good
 		if good {
 			v, _ := d.eval(nil)
+			if _, calendar := v.(months); calendar {
+				c.errorf(a, "%s needs an INTERVAL of fixed length (MILLISECOND to DAY): months and years vary", strings.ToUpper(name))
+				ok = false
+				continue
+			}
 			ds = append(ds, v.(time.Duration))
 		}
 	}
@@ -172,7 +216,8 @@ func (g *grouping) window(c *compiler, fc *ast.FuncCallExpr) {
 }
 
 // aggregateFns are the aggregate functions and the combine function each runs on.
-var aggregateFns = map[string]combine.Fn{"count": combine.Count, "sum": combine.Sum, "avg": combine.Mean, "min": combine.Min, "max": combine.Max}
+var aggregateFns = map[string]combine.Fn{"count": combine.Count, "sum": combine.Sum, "avg": combine.Mean, "min": combine.Min, "max": combine.Max,
+	"countif": combine.Sum}
 
 // aggregate compiles one aggregate call, once per distinct text.
 func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
@@ -185,7 +230,7 @@ func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
 	name := strings.ToLower(call.F)
 	fn, known := aggregateFns[name]
 	if !known {
-		c.errorf(call, "the aggregate function %s is not supported: sluice has COUNT, SUM, AVG, MIN and MAX", strings.ToUpper(call.F))
+		c.errorf(call, "the aggregate function %s is not supported: sluice has COUNT, SUM, AVG, MIN, MAX and COUNTIF", strings.ToUpper(call.F))
 		return
 	}
 	if call.Distinct && name != "count" {
@@ -206,6 +251,18 @@ func (g *grouping) aggregate(c *compiler, call *ast.AggregateFuncExpr) {
 		c.scope = saved
 		if !ok {
 			return
+		}
+		if name == "countif" {
+			// COUNTIF(condition), BigQuery's: the rows where it is TRUE, a sum of ones.
+			if arg.typ.Kind != schemas.Bool && arg.typ.Kind != schemas.Any {
+				c.errorf(call.Args[0], "COUNTIF needs a BOOLEAN, but %s is %s", restore(call.Args[0]), sqlName(arg.typ))
+				return
+			}
+			cond := arg
+			arg = node{typ: tInt, eval: func(r schemas.Row) (any, error) {
+				v, err := cond.eval(r)
+				return b2i(v == true), err
+			}}
 		}
 		if (fn == combine.Sum || fn == combine.Mean) && !isNumber(arg.typ) {
 			c.errorf(call.Args[0], "%s needs numbers, but %s is %s", a.name, restore(call.Args[0]), sqlName(arg.typ))

@@ -149,6 +149,7 @@ func fnName(e *ast.FuncCallExpr) string {
 //	CAST(x AS VARCHAR)   -> sluice_cast(x, 'VARCHAR')
 //	TRUE, FALSE          -> (1=1), (1=0)
 //	SESSION(             -> sluice_session(
+//	FULL [OUTER] JOIN    -> STRAIGHT_JOIN
 //	AS rank              -> AS `rank`
 func rewrite(text string) rewritten {
 	toks := tokens(text)
@@ -222,6 +223,23 @@ func rewrite(text string) rewritten {
 		case word(i, "SESSION") && punct(i+1, "("):
 			copyTo(t.start)
 			w.add(sessionFn, t.start, false)
+			last = t.end
+		case word(i, "FULL") && (word(i+1, "JOIN") || word(i+1, "OUTER") && word(i+2, "JOIN")):
+			// MySQL has no FULL JOIN (it would read FULL as an alias): STRAIGHT_JOIN, which
+			// Calcite does not have, stands for it (joinKind).
+			end := i + 1
+			if word(end, "OUTER") {
+				end++
+			}
+			copyTo(t.start)
+			w.add("STRAIGHT_JOIN", t.start, false)
+			last = toks[end].end
+			i = end
+		case word(i, "STRAIGHT_JOIN"):
+			copyTo(t.start)
+			w.add("`", t.start, false) // not Calcite's: a name, which the parser refuses here
+			w.add(text[t.start:t.end], t.start, true)
+			w.add("`", t.end, false)
 			last = t.end
 		case word(i, "TRUE") || word(i, "FALSE"):
 			copyTo(t.start)

@@ -70,9 +70,29 @@ func (s *source) parse() (stmt ast.StmtNode, err error) {
 	case 0:
 		return nil, diag.Diagnostic{Pos: s.pos(0), Summary: "the query is empty"}
 	case 1:
+		stmts[0].Accept(countIf{})
 		return stmts[0], nil
 	}
 	return nil, diag.Diagnostic{Pos: s.at(stmts[1]), Summary: "the query holds several statements; Sql runs one SELECT"}
+}
+
+// word returns the file position of the first word or quoted name after FROM that reads
+// name (TiDB's parser keeps no position for table names), else of the query's start.
+func (s *source) word(name string) diag.Pos {
+	from := false
+	for _, t := range tokens(s.rw.text) {
+		text := s.rw.text[t.start:t.end]
+		if t.kind == tokQuoted && len(text) >= 2 {
+			text = text[1 : len(text)-1]
+		}
+		switch {
+		case t.kind == tokWord && strings.EqualFold(text, "FROM"):
+			from = true
+		case from && (t.kind == tokWord || t.kind == tokQuoted) && text == name:
+			return s.pos(t.start)
+		}
+	}
+	return s.pos(len(s.prefix))
 }
 
 // tidbError reads the place out of the parser's message: "... line 1 column 28 near "x) AS ..." ".
@@ -116,4 +136,19 @@ func (s *source) syntaxError(err error) error {
 		return diag.Diagnostic{Pos: s.pos(off), Summary: "SQL syntax error: the expression ends too soon"}
 	}
 	return diag.Diagnostic{Pos: s.pos(off), Summary: fmt.Sprintf("SQL syntax error at %q", tok)}
+}
+
+// countIf turns COUNTIF(condition), which TiDB's parser reads as a scalar function, into the
+// aggregate it is.
+type countIf struct{}
+
+func (countIf) Enter(n ast.Node) (ast.Node, bool) { return n, false }
+
+func (countIf) Leave(n ast.Node) (ast.Node, bool) {
+	if f, ok := n.(*ast.FuncCallExpr); ok && f.FnName.L == "countif" {
+		agg := &ast.AggregateFuncExpr{F: "countif", Args: f.Args}
+		agg.SetOriginTextPosition(f.OriginTextPosition())
+		return agg, true
+	}
+	return n, true
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
-	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -17,6 +17,7 @@ type query struct {
 	c     *compiler
 	sel   *ast.SelectStmt
 	input *inputScope
+	join  *sqlJoin // nil for a query over one table
 	where *node
 	// items are the SELECT list of a query that does not group, over the input.
 	items []node
@@ -24,25 +25,33 @@ type query struct {
 	group *grouping // nil when the query does not group
 }
 
-// compileQuery checks stmt, a SELECT over one input, and compiles it against in.
-func compileQuery(c *compiler, stmt ast.StmtNode, in *schemas.Schema, tables []string) *query {
+// compileQuery checks stmt, a SELECT over the inputs ins (FROM one of them, or JOINs of
+// them, planned by plan), and compiles it.
+func compileQuery(c *compiler, stmt ast.StmtNode, ins []component.Input, plan planner) *query {
 	sel, ok := stmt.(*ast.SelectStmt)
 	if !ok {
 		c.errorf(stmt, "Sql runs a SELECT, not %s", stmtKind(stmt))
 		return nil
 	}
-	q := &query{c: c, sel: sel, input: &inputScope{in: in, tables: tables}}
-	c.scope = q.input
-	if !q.checkShape() {
+	q := &query{c: c, sel: sel}
+	if !q.checkShape() || !q.from(ins, plan) {
 		return nil // the rest would only repeat the problem
 	}
+	c.scope = q.input
 	if sel.Where != nil {
 		if w, ok := c.boolean(sel.Where, "WHERE"); ok {
 			q.where = &w
 		}
 	}
+	if sel.Distinct {
+		q.distinct()
+	}
 	if sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields) {
 		q.group = q.compileGrouping()
+		if q.join != nil && q.group.win != nil {
+			c.errorf(sel, "GROUP BY %s over a JOIN is not supported: the join's windows are the transform's", strings.ToUpper(q.group.win.kind)).
+				Detail = "set them with windowing: (e.g. {type: fixed, size: 1m}) and group by the columns only"
+		}
 		return q
 	}
 	q.compileItems()
@@ -62,28 +71,11 @@ func (q *query) checkShape() bool {
 	unsupported := func(what string) {
 		c.errorf(sel, "%s is not supported in Sql", what)
 	}
-	switch {
-	case sel.From == nil:
+	if sel.From == nil {
 		unsupported("a SELECT without FROM")
-	case sel.From.TableRefs.Right != nil:
-		unsupported("JOIN")
-	default:
-		src, ok := sel.From.TableRefs.Left.(*ast.TableSource)
-		var name *ast.TableName
-		if ok {
-			name, _ = src.Source.(*ast.TableName)
-		}
-		if name == nil {
-			unsupported("a subquery in FROM")
-		} else if !q.input.isTable(name.Name.O) {
-			c.errorf(sel, "unknown table %q%s", name.Name.O, diag.DidYouMean(name.Name.O, q.input.tables)).
-				Detail = "the query reads its input as PCOLLECTION"
-		} else if src.AsName.O != "" {
-			q.input.tables = append(q.input.tables, src.AsName.O)
-		}
 	}
-	if sel.Distinct {
-		unsupported("SELECT DISTINCT")
+	if sel.Distinct && (sel.GroupBy != nil || sel.Having != nil || hasAggregate(sel.Fields)) {
+		unsupported("SELECT DISTINCT with GROUP BY or aggregates")
 	}
 	if sel.Limit != nil {
 		unsupported("LIMIT")
@@ -145,8 +137,16 @@ func (q *query) compileItems() {
 	names := map[string]bool{}
 	for i, f := range q.sel.Fields.Fields {
 		if f.WildCard != nil {
-			for j, in := range q.input.in.Fields {
-				q.items = append(q.items, readField(j, in))
+			first, cols := 0, q.input.in.Fields
+			if t := f.WildCard.Table.O; t != "" && q.input.joined != nil {
+				tab := q.input.joinedTable(q.c, q.sel, t)
+				if tab == nil {
+					continue
+				}
+				first, cols = tab.offset, cols[tab.offset:tab.offset+len(tab.schema.Fields)]
+			}
+			for j, in := range cols {
+				q.items = append(q.items, readField(first+j, in))
 				fields = append(fields, schemas.Field{Name: in.Name, Type: sqlType(in.Type), Nullable: in.Nullable})
 				names[in.Name] = true
 			}
@@ -170,3 +170,31 @@ func (q *query) compileItems() {
 
 // nowUTC is CURRENT_TIMESTAMP's clock.
 func nowUTC() time.Time { return time.Now().UTC() }
+
+// distinct makes SELECT DISTINCT a GROUP BY of every selected column (of every input column
+// for *), as Calcite plans it: one row per distinct combination and window.
+func (q *query) distinct() {
+	var fields []*ast.SelectField
+	for _, f := range q.sel.Fields.Fields {
+		if f.WildCard == nil {
+			fields = append(fields, f)
+			continue
+		}
+		for j, in := range q.input.in.Fields {
+			name := &ast.ColumnName{Name: ast.NewCIStr(in.Name)}
+			for _, t := range q.input.joined { // a joined row's column by its table and own name
+				if j >= t.offset && j < t.offset+len(t.schema.Fields) {
+					name = &ast.ColumnName{Table: ast.NewCIStr(t.name), Name: ast.NewCIStr(t.schema.Fields[j-t.offset].Name)}
+				}
+			}
+			col := &ast.ColumnNameExpr{Name: name}
+			col.SetOriginTextPosition(f.Offset)
+			fields = append(fields, &ast.SelectField{Expr: col, AsName: ast.NewCIStr(in.Name)})
+		}
+	}
+	q.sel.Fields.Fields = fields
+	q.sel.GroupBy = &ast.GroupByClause{}
+	for _, f := range fields {
+		q.sel.GroupBy.Items = append(q.sel.GroupBy.Items, &ast.ByItem{Expr: f.Expr})
+	}
+}

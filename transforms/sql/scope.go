@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/transforms/join"
 )
 
 // inputScope resolves the columns of the input's rows.
@@ -14,6 +15,10 @@ type inputScope struct {
 	in *schemas.Schema
 	// tables are the names a column may be qualified with (PCOLLECTION, the input's name).
 	tables []string
+	// joined are the tables of a JOIN, whose rows in is the concatenation of (join.go).
+	joined []*table
+	// using are the columns of JOIN ... USING by lower-case name: the tables' fields.
+	using map[string][]join.Field
 }
 
 // lookup finds a field by name: exactly, else ignoring case when only one field matches
@@ -44,6 +49,20 @@ func (s *inputScope) isTable(name string) bool {
 }
 
 func (s *inputScope) column(c *compiler, n *ast.ColumnNameExpr) (node, bool) {
+	if n.Name.Name.O == "" {
+		c.errorf(n, "a column name is empty")
+		return node{}, false
+	}
+	if s.joined != nil {
+		if merged, ok := s.usingColumn(n); ok {
+			return merged, true
+		}
+		i, keys, ok := s.joinedColumn(c, n)
+		if !ok {
+			return node{}, false
+		}
+		return s.structField(c, n, i, keys)
+	}
 	// A name of up to three parts: [PCOLLECTION.]column[.field[.field]].
 	var path []string
 	for _, p := range []string{n.Name.Schema.O, n.Name.Table.O, n.Name.Name.O} {
@@ -62,11 +81,17 @@ func (s *inputScope) column(c *compiler, n *ast.ColumnNameExpr) (node, bool) {
 			Detail = "the input's columns are " + strings.Join(s.in.Names(), ", ")
 		return node{}, false
 	}
-	if len(path) == 1 {
+	return s.structField(c, n, i, path[1:])
+}
+
+// structField reads column i of the row, or the field keys of it, a struct: null when a
+// struct on the way is.
+func (s *inputScope) structField(c *compiler, n *ast.ColumnNameExpr, i int, keys []string) (node, bool) {
+	if len(keys) == 0 {
 		return readField(i, s.in.Fields[i]), true
 	}
-	// struct.field: the fields of struct columns, null when a struct on the way is.
-	t, keys := s.in.Fields[i].Type, path[1:]
+	t := s.in.Fields[i].Type
+	path := append([]string{s.in.Fields[i].Name}, keys...)
 	for k, name := range keys {
 		if t.Kind != schemas.Struct {
 			c.errorf(n, "%s is %s, not a struct with fields", strings.Join(path[:k+1], "."), sqlName(t))

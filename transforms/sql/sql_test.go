@@ -102,6 +102,15 @@ func TestExpressions(t *testing.T) {
 		{"IF(score > 10, 'big', 'small')", "big", schemas.String},
 		{"STRING_TO_ARRAY('go rust', ' ')", []any{"go", "rust"}, schemas.Array},
 		{"ARRAY_TO_STRING(STRING_TO_ARRAY('a-b', '-'), '+')", "a+b", schemas.String},
+		{"DATEDIFF('2024-05-03', ts)", int64(2), schemas.Int64},
+		{"DATEDIFF(ts, '2024-05-01 23:59:59')", int64(0), schemas.Int64},
+		{"DATE_FORMAT(ts, '%j %W %c/%e %k:%i %%')", "122 Wednesday 5/1 10:30 %", schemas.String},
+		{"SUBSTRING_INDEX('www.example.com', '.', 2)", "www.example", schemas.String},
+		{"SUBSTRING_INDEX('www.example.com', '.', -5)", "www.example.com", schemas.String},
+		{"FORMAT_TIMESTAMP('%F %T', ts)", "2024-05-01 10:30:00", schemas.String},
+		{"PARSE_TIMESTAMP('%d/%m/%Y %H:%M', '02/03/2024 07:45')", time.Date(2024, 3, 2, 7, 45, 0, 0, time.UTC), schemas.Timestamp},
+		{"ts + INTERVAL '2' YEAR", time.Date(2026, 5, 1, 10, 30, 0, 0, time.UTC), schemas.Timestamp},
+		{"CAST('2024-03-31' AS TIMESTAMP) - INTERVAL '1' MONTH", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), schemas.Timestamp},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
 			v, f, err := eval(t, tt.text, false)
@@ -143,6 +152,12 @@ func TestErrors(t *testing.T) {
 		{"score, team", "not a query"},
 		{"score / (score - 12)", "p.yaml:3:16: division by zero"},
 		{"CAST(user AS BIGINT)", `p.yaml:3:16: cannot CAST the string "alice" AS BIGINT`},
+		{"PARSE_TIMESTAMP('%Y-%m-%d', user)", `p.yaml:3:16: PARSE_TIMESTAMP: the string "alice" does not match the format "%Y-%m-%d"`},
+		{"DATE_FORMAT(ts, '%Q')", "DATE_FORMAT: %Q is not a format element sluice knows"},
+		{"DATEDIFF(user, ts)", `DATEDIFF: the string "alice" is not a timestamp`},
+		{"DATE_FORMAT(score, '%Y')", "DATE_FORMAT: argument 1 is BIGINT"},
+		{"COUNTIF(score > 1)", "the aggregate function COUNTIF needs the Sql transform"},
+		{"ts + INTERVAL '1.5' MONTH", "INTERVAL needs a positive number (whole for MONTH and YEAR), not 1.5"},
 	} {
 		t.Run(tt.text, func(t *testing.T) {
 			_, _, err := eval(t, tt.text, false)
@@ -235,14 +250,19 @@ func TestGroupedStateSurvivesRestore(t *testing.T) {
 
 func TestGroupingErrors(t *testing.T) {
 	for q, want := range map[string]string{
-		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 1":                        "GROUP BY 1: grouping by a position",
-		"SELECT TEAM, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":                     "",
-		"SELECT * FROM PCOLLECTION GROUP BY team":                                       "SELECT * is not supported with GROUP BY",
-		"SELECT SUM(user) AS s FROM PCOLLECTION":                                        "SUM needs numbers, but `user` is VARCHAR",
-		"SELECT HOP_START(ts, INTERVAL '1' MINUTE) AS s FROM PCOLLECTION GROUP BY team": "HOP_START needs GROUP BY HOP(...)",
-		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY TUMBLE(ts, 5)":                  "TUMBLE needs an INTERVAL",
-		"SELECT COUNT(*) AS n FROM other":                                               `unknown table "other"`,
-		"SELECT team FROM PCOLLECTION LIMIT 3":                                          "LIMIT is not supported in Sql",
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 3":                                                                             "GROUP BY 3: the SELECT list has 2 items",
+		"SELECT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY 2":                                                                             "GROUP BY 2 names an aggregate",
+		"SELECT UPPER(team) AS t, COUNT(*) AS n FROM PCOLLECTION GROUP BY t":                                                                 "",
+		"SELECT DISTINCT team, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":                                                                 "SELECT DISTINCT with GROUP BY or aggregates is not supported",
+		"SELECT TEAM, COUNT(*) AS n FROM PCOLLECTION GROUP BY team":                                                                          "",
+		"SELECT * FROM PCOLLECTION GROUP BY team":                                                                                            "SELECT * is not supported with GROUP BY",
+		"SELECT SUM(user) AS s FROM PCOLLECTION":                                                                                             "SUM needs numbers, but `user` is VARCHAR",
+		"SELECT HOP_START(ts, INTERVAL '1' MINUTE) AS s FROM PCOLLECTION GROUP BY team":                                                      "HOP_START needs GROUP BY HOP(...)",
+		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY TUMBLE(ts, 5)":                                                                       "TUMBLE needs an INTERVAL",
+		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY TUMBLE(ts, INTERVAL '1' MONTH)":                                                      "TUMBLE needs an INTERVAL of fixed length",
+		"SELECT COUNTIF(score) AS n FROM PCOLLECTION":                                                                                        "COUNTIF needs a BOOLEAN, but `score` is BIGINT",
+		"SELECT COUNT(*) AS n FROM other":                                                                                                    `unknown table "other"`,
+		"SELECT team FROM PCOLLECTION LIMIT 3":                                                                                               "LIMIT is not supported in Sql",
 		"SELECT COUNT(*) AS n FROM PCOLLECTION GROUP BY SESSION(ts, INTERVAL '1' MINUTE), HOP(ts, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE)": "GROUP BY has two windows",
 	} {
 		b := componenttest.Env{}.Build(t, "Sql", "config:\n  query: \""+q+"\"\n", games)

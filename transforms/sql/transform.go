@@ -10,34 +10,27 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/transforms/combine"
 	"github.com/sluicehq/sluice/transforms/expr"
+	"github.com/sluicehq/sluice/transforms/join"
 	"github.com/sluicehq/sluice/transforms/window"
 )
 
 // Config is the config of Sql, as Beam YAML writes it.
 type Config struct {
-	Query         component.Expr           `yaml:"query" required:"true" doc:"A SELECT over the input, which the query calls PCOLLECTION: expressions, WHERE, GROUP BY with COUNT, SUM, AVG, MIN, MAX (COUNT(DISTINCT)), HAVING, CASE, CAST, Calcite's common functions, and TUMBLE, HOP or SESSION windows in GROUP BY."`
-	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: rows whose WHERE, keys or aggregate arguments fail go to this output instead of stopping the pipeline."`
+	Query         component.Expr           `yaml:"query" required:"true" doc:"A SELECT over the input, which the query calls PCOLLECTION (or over several inputs by their names, joined with [INNER|LEFT|RIGHT|FULL] JOIN ... ON equal columns): expressions, WHERE, DISTINCT, GROUP BY with COUNT, SUM, AVG, MIN, MAX, COUNTIF (COUNT(DISTINCT)), HAVING, CASE, CAST, Calcite's common functions, and TUMBLE, HOP or SESSION windows in GROUP BY."`
+	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"sluice adds: rows (and groups, and joined rows) whose WHERE, keys, aggregate arguments, HAVING or SELECT list fail go to this output instead of stopping the pipeline."`
 }
 
 func init() {
 	component.RegisterTransform("Sql",
-		"Runs a SQL query (Calcite's dialect, as Beam SQL) over the input PCOLLECTION: a filter and projection, or a grouping with aggregates over windows.",
+		"Runs a SQL query (Calcite's dialect, as Beam SQL) over the input PCOLLECTION or over joins of named inputs: a filter and projection, or a grouping with aggregates over windows.",
 		component.Inputs{Min: 1, Max: -1}, build)
 }
 
 func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
-	if len(ctx.Inputs) > 1 {
-		names := make([]string, len(ctx.Inputs))
-		for i, in := range ctx.Inputs {
-			names[i] = in.Name
+	for _, in := range ctx.Inputs {
+		if in.Schema == nil {
+			return nil, nil // the input's problems are reported
 		}
-		ctx.Errorf(ctx.Pos, "Sql over several inputs (%s) is not supported: sluice runs a query over one input, PCOLLECTION", strings.Join(names, ", ")).
-			Detail = "Flatten the inputs first for a UNION ALL; joins are not supported"
-		return nil, nil
-	}
-	in := ctx.Input()
-	if in == nil {
-		return nil, nil
 	}
 	src := &source{e: cfg.Query, lines: ctx.Lines}
 	stmt, err := src.parse()
@@ -46,7 +39,10 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 		return nil, nil
 	}
 	c := &compiler{src: src, now: nowUTC}
-	q := compileQuery(c, stmt, in, []string{"PCOLLECTION", ctx.Inputs[0].Name})
+	plan := func(names []string, ins []*schemas.Schema, steps []join.Step) *join.Plan {
+		return join.NewPlan(ctx, names, ins, steps)
+	}
+	q := compileQuery(c, stmt, ctx.Inputs, plan)
 	if q != nil && q.group != nil {
 		q.checkWindowing(ctx)
 	}
@@ -54,6 +50,13 @@ func build(ctx *component.Context, cfg *Config) (component.Transform, error) {
 		*ctx.Diags = append(*ctx.Diags, c.diags...)
 		return nil, nil
 	}
+	if q.join != nil && q.group != nil {
+		return newJoinGrouped(ctx, cfg, q), nil
+	}
+	if q.join != nil {
+		return newJoined(ctx, cfg, q), nil
+	}
+	in := q.input.in
 	errs := ctx.ErrorOutput(cfg.ErrorHandling, in, component.MappingShape)
 	pre := &stage{who: ctx.Describe(), time: -1, errors: errs}
 	if q.group == nil {
@@ -150,12 +153,18 @@ func (s *stage) Process(_ context.Context, _ int, in *schemas.Batch, emit compon
 	if err != nil {
 		return err
 	}
+	return emitResult(emit, out, errs, s.errors)
+}
+
+// emitResult emits a query's rows, if any, on the main output and the rows that failed on
+// the error output.
+func emitResult(emit component.Emit, out, errs *schemas.Batch, errors *component.ErrorOutput) error {
 	if len(out.Rows) > 0 {
 		if err := emit(component.Main, out); err != nil {
 			return err
 		}
 	}
-	return s.errors.Emit(errs, emit)
+	return errors.Emit(errs, emit)
 }
 
 // apply filters and computes the rows of in; errs holds the rows that failed, for the
@@ -167,6 +176,9 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 	}
 	if in.Time != nil || s.time >= 0 {
 		out.Time = make([]time.Time, 0, len(in.Rows))
+	}
+	if in.Windows != nil { // rows a join fired keep their windows
+		out.Windows = make([][2]int64, 0, len(in.Rows))
 	}
 	sc := s.ev.Scope()
 	defer sc.Release()
@@ -185,6 +197,9 @@ func (s *stage) apply(in *schemas.Batch) (out, errs *schemas.Batch, err error) {
 		out.Rows = append(out.Rows, r)
 		if out.Pos != nil && i < len(in.Pos) {
 			out.Pos = append(out.Pos, in.Pos[i])
+		}
+		if out.Windows != nil && i < len(in.Windows) {
+			out.Windows = append(out.Windows, in.Windows[i])
 		}
 		switch {
 		case s.time >= 0:
@@ -221,14 +236,37 @@ type grouped struct {
 	post projection // HAVING and the SELECT list
 	out  *schemas.Schema
 	who  string
+	keys []string // the grouped expressions' text, for messages
 }
 
 func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage) *grouped {
 	g := qu.group
+	plan, items, _ := g.plan(ctx.Describe(), q, false)
+	var ts *node
+	fn, lateness := window.InEffect(ctx).Fn(), time.Duration(window.InEffect(ctx).AllowedLateness)
+	if g.win != nil {
+		ts, fn = &g.win.ts, g.win.fn
+	}
+	pre.compile(q, qu.input.in, qu.where, items, ts)
+	pre.out = g.mid
+	return newPost(ctx, q, g, plan.Out.Fields, pre, combine.NewStatefulOver(ctx, plan, fn, lateness))
+}
+
+// plan returns the Combine plan of the grouping over its mid rows (the keys, then the
+// aggregates' arguments; with windowKeys then the bounds of each row's window in Unix
+// nanoseconds, two more keys) and the items pre computes the keys and arguments with.
+func (g *grouping) plan(who string, q component.Expr, windowKeys bool) (*combine.Plan, []node, *schemas.Schema) {
+	mid := g.mid
 	keys := make([]int, len(g.keys))
 	items := append([]node{}, g.keys...)
 	for i := range keys {
 		keys[i] = i
+	}
+	if windowKeys {
+		n := len(mid.Fields)
+		mid = schemas.New(append(append([]schemas.Field{}, mid.Fields...),
+			schemas.Field{Name: "$window_start", Type: tInt}, schemas.Field{Name: "$window_end", Type: tInt})...)
+		keys = append(keys, n, n+1)
 	}
 	aggs := make([]combine.Agg, len(g.aggs))
 	names := make([]string, len(g.aggs))
@@ -237,22 +275,18 @@ func newGrouped(ctx *component.Context, q component.Expr, qu *query, pre *stage)
 		items = append(items, a.arg)
 		aggs[j] = combine.Agg{Fn: a.fn, In: a.arg.typ, Nullable: a.arg.null}
 		names[j] = a.text
-		values[j] = program(q, readField(len(keys)+j, g.mid.Fields[len(keys)+j]), g.mid)
+		values[j] = program(q, readField(len(g.keys)+j, mid.Fields[len(g.keys)+j]), mid)
 	}
-	var ts *node
-	fn, lateness := window.InEffect(ctx).Fn(), time.Duration(window.InEffect(ctx).AllowedLateness)
-	if g.win != nil {
-		ts, fn = &g.win.ts, g.win.fn
-	}
-	pre.compile(q, ctx.Input(), qu.where, items, ts)
-	pre.out = g.mid
-	plan := combine.NewPlan(ctx.Describe(), g.mid, keys, aggs, names, values)
-	// The combined rows, then the window's bounds.
-	fields := append(append([]schemas.Field{}, plan.Out.Fields...),
+	return combine.NewPlan(who, mid, keys, aggs, names, values), items, mid
+}
+
+// newPost returns the grouped transform of state: HAVING and the SELECT list over the
+// combined rows (the keys and the aggregates, fields) and their window's bounds.
+func newPost(ctx *component.Context, q component.Expr, g *grouping, fields []schemas.Field, pre *stage, state component.Stateful) *grouped {
+	fields = append(append([]schemas.Field{}, fields...),
 		schemas.Field{Name: "$window_start", Type: tTime}, schemas.Field{Name: "$window_end", Type: tTime})
-	combined := schemas.New(fields...)
-	gr := &grouped{Stateful: combine.NewStatefulOver(ctx, plan, fn, lateness), pre: pre, out: g.out, who: ctx.Describe(),
-		post: newProjection(q, combined, g.having, g.post)}
+	gr := &grouped{Stateful: state, pre: pre, out: g.out, who: ctx.Describe(), keys: g.texts,
+		post: newProjection(q, schemas.New(fields...), g.having, g.post)}
 	ctx.Output(component.Main, g.out)
 	return gr
 }
@@ -280,17 +314,19 @@ func (g *grouped) Fire(ctx context.Context, upstream schemas.Offsets, final bool
 		if tag != component.Main {
 			return emit(tag, b)
 		}
-		out, err := g.finish(b)
-		if err != nil || len(out.Rows) == 0 {
+		out, errs, err := g.finish(b)
+		if err != nil {
 			return err
 		}
-		return emit(tag, out)
+		return emitResult(emit, out, errs, g.pre.errors)
 	})
 }
 
-// finish applies HAVING and the SELECT list to combined rows.
-func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
-	out := &schemas.Batch{Schema: g.out}
+// finish applies HAVING and the SELECT list to combined rows; a group whose row fails goes
+// to the error output (as an error without an element: the group is no input row), or
+// stops the pipeline without one.
+func (g *grouped) finish(b *schemas.Batch) (out, errs *schemas.Batch, err error) {
+	out = &schemas.Batch{Schema: g.out}
 	sc := g.post.ev.Scope()
 	defer sc.Release()
 	for i, row := range b.Rows {
@@ -301,9 +337,13 @@ func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 			start, end = windowBounds(b.Windows[i])
 		}
 		sc.Bind(append(full, start, end))
-		r, err := g.post.eval(sc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g.who, err)
+		r, fail := g.post.eval(sc)
+		if fail != nil {
+			fail = fmt.Errorf("%s: %w (in the group %s)", g.who, fail, g.describe(row, b, i))
+			if errs, err = g.pre.errors.Add(errs, &schemas.Batch{Pos: b.Pos, Time: b.Time}, i, fail); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		if r == nil {
 			continue
@@ -319,7 +359,24 @@ func (g *grouped) finish(b *schemas.Batch) (*schemas.Batch, error) {
 			out.Windows = append(out.Windows, b.Windows[i])
 		}
 	}
-	return out, nil
+	return out, errs, nil
+}
+
+// describe names a combined row's group for a message: its keys and its window.
+func (g *grouped) describe(row schemas.Row, b *schemas.Batch, i int) string {
+	var parts []string
+	for k, text := range g.keys {
+		parts = append(parts, strings.ReplaceAll(text, "`", "")+" = "+schemas.Literal(row[k]))
+	}
+	if i < len(b.Windows) {
+		if start, end := windowBounds(b.Windows[i]); !start.IsZero() {
+			parts = append(parts, fmt.Sprintf("window [%s, %s)", start.Format(time.RFC3339), end.Format(time.RFC3339)))
+		}
+	}
+	if len(parts) == 0 {
+		return "of all rows"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // windowBounds returns a window's start and end as timestamps (the global window's are the
