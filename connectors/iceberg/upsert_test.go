@@ -160,40 +160,56 @@ var epochs = [][2][]ev{
 }
 
 // TestUpsertLatestPerKey: after each epoch's commit the table read with iceberg-go's scan
-// holds exactly the latest row of every key, one snapshot per epoch with equality deletes.
+// holds exactly the latest row of every key, one snapshot per epoch with equality deletes;
+// ReadFromIceberg reads the same. Also for a table bucketed by its key.
 func TestUpsertLatestPerKey(t *testing.T) {
-	w := newWarehouse(t)
-	s := w.upsertSink("db.cdc")
-	if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(context.Background())
-	tbl := w.load("db.cdc")
-	if ids := tbl.Schema().IdentifierFieldIDs; len(ids) != 1 || tbl.Metadata().Version() < 2 {
-		t.Fatalf("the created table has identifier fields %v, version %d; want [id], 2+", ids, tbl.Metadata().Version())
-	}
-	state := map[int64]string{}
-	c := &cdcWriter{t: t}
-	for e, parts := range epochs {
-		for p, evs := range parts {
-			c.write(s, int32(p), evs...)
-			apply(state, evs...)
-		}
-		if err := c.commit(s, uint64(e+1)); err != nil {
-			t.Fatal(err)
-		}
-		sameState(t, w.keyed("db.cdc"), state)
-	}
-	tbl = w.load("db.cdc")
-	if n := len(tbl.Metadata().Snapshots()); n != len(epochs) {
-		t.Fatalf("%d snapshots, want one per epoch (%d)", n, len(epochs))
-	}
-	snap := tbl.CurrentSnapshot()
-	if snap.Summary.Operation != table.OpOverwrite || snap.Summary.Properties["sluice.epoch"] != "3" {
-		t.Fatalf("the last snapshot is %s with epoch %q; want an overwrite (a row delta) carrying epoch 3", snap.Summary.Operation, snap.Summary.Properties["sluice.epoch"])
-	}
-	if eq := countEqDeletes(t, tbl); eq == 0 {
-		t.Fatal("no equality delete files in the table")
+	for name, extra := range map[string][]string{"unpartitioned": nil, "bucket(id)": {`partition_fields: ["bucket(id, 4)"]`}} {
+		t.Run(name, func(t *testing.T) {
+			w := newWarehouse(t)
+			s := w.upsertSink("db.cdc", extra...)
+			if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close(context.Background())
+			tbl := w.load("db.cdc")
+			if ids := tbl.Schema().IdentifierFieldIDs; len(ids) != 1 || tbl.Metadata().Version() < 2 {
+				t.Fatalf("the created table has identifier fields %v, version %d; want [id], 2+", ids, tbl.Metadata().Version())
+			}
+			state := map[int64]string{}
+			c := &cdcWriter{t: t}
+			for e, parts := range epochs {
+				for p, evs := range parts {
+					c.write(s, int32(p), evs...)
+					apply(state, evs...)
+				}
+				if err := c.commit(s, uint64(e+1)); err != nil {
+					t.Fatal(err)
+				}
+				sameState(t, w.keyed("db.cdc"), state)
+			}
+			tbl = w.load("db.cdc")
+			if n := len(tbl.Metadata().Snapshots()); n != len(epochs) {
+				t.Fatalf("%d snapshots, want one per epoch (%d)", n, len(epochs))
+			}
+			snap := tbl.CurrentSnapshot()
+			if snap.Summary.Operation != table.OpOverwrite || snap.Summary.Properties["sluice.epoch"] != "3" {
+				t.Fatalf("the last snapshot is %s with epoch %q; want an overwrite (a row delta) carrying epoch 3", snap.Summary.Operation, snap.Summary.Properties["sluice.epoch"])
+			}
+			if eq := countEqDeletes(t, tbl); eq == 0 {
+				t.Fatal("no equality delete files in the table")
+			}
+			src := w.source("ReadFromIceberg", "db.cdc")
+			openSource(t, src, nil)
+			rows, _ := readToEnd(t, src)
+			read := map[int64]string{}
+			for _, r := range rows {
+				if _, dup := read[r[0].(int64)]; dup {
+					t.Fatalf("ReadFromIceberg read key %d twice", r[0])
+				}
+				read[r[0].(int64)] = r[1].(string)
+			}
+			sameState(t, read, state)
+		})
 	}
 }
 
@@ -359,4 +375,42 @@ func TestUpsertConfigErrors(t *testing.T) {
 	if _, err := buildSink(t, w.config("db.t", "upsert: {key: [id, day]}", "partition_fields: [\"bucket(id, 4)\"]"), in); err != nil {
 		t.Errorf("a table partitioned by a key column: %v", err)
 	}
+}
+
+// TestUpsertConcurrentWriter: another writer commits to the table between an epoch's writes
+// and its commit; the commit is rebuilt on the new state and the table holds both writers'
+// latest rows, the other writer's older row of a key this one changes deleted.
+func TestUpsertConcurrentWriter(t *testing.T) {
+	w := newWarehouse(t)
+	ctx := context.Background()
+	s := w.upsertSink("db.cdc")
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	other := w.upsertSink("db.cdc")
+	if _, err := other.Open(ctx, component.SinkInfo{Pipeline: "other", Lanes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(ctx)
+
+	c := &cdcWriter{t: t}
+	c.write(s, 0, ev{1, "mine", "c"}, ev{2, "mine", "c"})
+	o := &cdcWriter{t: t}
+	o.write(other, 0, ev{2, "theirs", "c"}, ev{3, "theirs", "c"})
+	for lane := range 2 {
+		if err := other.Writer(lane).Flush(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := other.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: "other", Epoch: 1, Next: schemas.Offsets{"other": {0: 2}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.commit(s, 1); err != nil {
+		t.Fatal(err)
+	}
+	if s.retries.Load() == 0 {
+		t.Fatal("the commit was not rebuilt after the other writer's commit")
+	}
+	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "mine", 2: "mine", 3: "theirs"})
 }
