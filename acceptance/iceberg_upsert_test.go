@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func (e cdcEvent) envelope() string {
 }
 
 // produceCDC produces evs to topic keyed by id (so a key's changes stay in one partition, in
-// order) over about d, and returns a channel that yields the outcome.
+// order) in bursts over about d, and returns a channel that yields the outcome.
 func produceCDC(t *testing.T, addr, topic string, evs []cdcEvent, d time.Duration) <-chan error {
 	cl := devClient(t, addr, kgo.ProducerLinger(5*time.Millisecond))
 	done := make(chan error, 1)
@@ -133,31 +134,18 @@ func produceCDC(t *testing.T, addr, topic string, evs []cdcEvent, d time.Duratio
 		const burst = 1000
 		tick := time.NewTicker(d / time.Duration(len(evs)/burst))
 		defer tick.Stop()
-		failed := make(chan error, 1)
-		for i, e := range evs {
-			if i%burst == 0 {
-				<-tick.C
+		for chunk := range slices.Chunk(evs, burst) {
+			<-tick.C
+			recs := make([]*kgo.Record, len(chunk))
+			for i, e := range chunk {
+				recs[i] = &kgo.Record{Topic: topic, Key: []byte(strconv.FormatInt(e.id, 10)), Value: []byte(e.envelope())}
 			}
-			rec := &kgo.Record{Topic: topic, Key: []byte(strconv.FormatInt(e.id, 10)), Value: []byte(e.envelope())}
-			cl.Produce(ctx, rec, func(_ *kgo.Record, err error) {
-				if err != nil {
-					select {
-					case failed <- err:
-					default:
-					}
-				}
-			})
+			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				done <- err
+				return
+			}
 		}
-		if err := cl.Flush(ctx); err != nil {
-			done <- err
-			return
-		}
-		select {
-		case err := <-failed:
-			done <- err
-		default:
-			done <- nil
-		}
+		done <- nil
 	}()
 	return done
 }

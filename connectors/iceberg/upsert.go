@@ -130,7 +130,7 @@ func withIdentifiers(sc *iceberg.Schema, key []string) (*iceberg.Schema, error) 
 	return iceberg.NewSchemaWithIdentifiers(sc.ID, ids, sc.Fields()...), nil
 }
 
-// checkUpsertTable checks that an existing table can take upserts by key: format version 2
+// checkTable checks that an existing table can take upserts by key: format version 2
 // or later, the key as its identifier fields, partitioned by key columns only.
 func (u *upsertPlan) checkTable(tbl *table.Table) error {
 	meta := tbl.Metadata()
@@ -177,6 +177,8 @@ func (u *upsertPlan) keyOf(row schemas.Row) (string, error) {
 			return "", fmt.Errorf("upsert: key %q is null", u.key[k])
 		}
 		switch x := v.(type) {
+		case int64:
+			b.WriteString("i" + strconv.FormatInt(x, 10) + ":")
 		case string:
 			b.WriteString("s" + strconv.Itoa(len(x)) + ":" + x)
 		case []byte:
