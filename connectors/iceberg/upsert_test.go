@@ -160,12 +160,23 @@ var epochs = [][2][]ev{
 
 // TestUpsertLatestPerKey: after each epoch's commit the table read with iceberg-go's scan
 // holds exactly the latest row of every key, one snapshot per epoch with equality deletes;
-// ReadFromIceberg reads the same. Also for a table bucketed by its key.
+// ReadFromIceberg reads the same. Also for a table bucketed by its key, and on a Hadoop catalog.
 func TestUpsertLatestPerKey(t *testing.T) {
-	for name, extra := range map[string][]string{"unpartitioned": nil, "bucket(id)": {`partition_fields: ["bucket(id, 4)"]`}} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hadoop bool
+		extra  []string
+	}{
+		{"unpartitioned", false, nil},
+		{"bucket(id)", false, []string{`partition_fields: ["bucket(id, 4)"]`}},
+		{"hadoop catalog", true, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			w := newWarehouse(t)
-			s := w.upsertSink("db.cdc", extra...)
+			if tc.hadoop {
+				w = newHadoopWarehouse(t)
+			}
+			s := w.upsertSink("db.cdc", tc.extra...)
 			if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
 				t.Fatal(err)
 			}
@@ -196,6 +207,9 @@ func TestUpsertLatestPerKey(t *testing.T) {
 			}
 			if files, err := describeTable(context.Background(), tbl); err != nil || files.deletes == 0 {
 				t.Fatalf("no delete files in the table (%v)", err)
+			}
+			if tc.hadoop {
+				return // w.source reads the SQL catalog
 			}
 			src := w.source("ReadFromIceberg", "db.cdc")
 			openSource(t, src, nil)
@@ -386,4 +400,42 @@ func TestUpsertConcurrentWriter(t *testing.T) {
 		t.Fatal("the commit was not rebuilt after the other writer's commit")
 	}
 	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "mine", 2: "mine", 3: "theirs"})
+}
+
+// TestUpsertAddColumns: schema_evolution adds a column to an upsert table and keeps its
+// identifier fields, so the sink with the wider rows opens it and upserts into it.
+func TestUpsertAddColumns(t *testing.T) {
+	w := newWarehouse(t)
+	ctx := context.Background()
+	s := w.upsertSink("db.cdc")
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	c := &cdcWriter{t: t}
+	c.write(s, 0, ev{1, "a", "c"}, ev{2, "b", "c"})
+	if err := c.commit(s, 1); err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+
+	wider := schemas.New(append(slices.Clone(cdcSchema.Fields), schemas.Field{Name: "city", Type: schemas.Type{Kind: schemas.String}, Nullable: true})...)
+	s, err := buildSink(t, w.config("db.cdc", append(slices.Clone(upsertConfig), "schema_evolution: add_columns")...), wider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2})
+	if err != nil {
+		t.Fatalf("open after adding a column: %v", err)
+	}
+	defer s.Close(ctx)
+	b := &schemas.Batch{Schema: wider, Rows: []schemas.Row{{int64(2), "b2", "u", "Oslo"}},
+		Pos: []schemas.Position{{Source: testSource, Partition: 0, Offset: 2}}}
+	if err := s.Writer(0).Write(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	c = &cdcWriter{t: t, next: map[int32]int64{0: 3}}
+	if err := c.commit(s, cp.Epoch+1); err != nil {
+		t.Fatal(err)
+	}
+	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "a", 2: "b2"})
 }
