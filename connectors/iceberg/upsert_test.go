@@ -439,3 +439,32 @@ func TestUpsertAddColumns(t *testing.T) {
 	}
 	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "a", 2: "b2"})
 }
+
+// TestUpsertEpochsInOneCommit: epochs flushed and committed together (an epoch flushed and
+// never committed goes with the next Commit) are merged in epoch order: the later one wins.
+func TestUpsertEpochsInOneCommit(t *testing.T) {
+	w := newWarehouse(t)
+	ctx := context.Background()
+	s := w.upsertSink("db.cdc")
+	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	c := &cdcWriter{t: t}
+	c.write(s, 0, ev{1, "x", "c"}, ev{2, "x", "c"})
+	c.write(s, 1, ev{3, "x", "c"})
+	for lane := range 2 {
+		if err := s.Writer(lane).Flush(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.write(s, 0, ev{1, "y", "u"}, ev{2, "x", "d"})
+	c.write(s, 1, ev{3, "x", "d"}, ev{3, "z", "c"})
+	if err := c.commit(s, 2); err != nil {
+		t.Fatal(err)
+	}
+	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "y", 3: "z"})
+	if n := len(w.load("db.cdc").Metadata().Snapshots()); n != 1 {
+		t.Fatalf("%d snapshots, want the two epochs in one", n)
+	}
+}
