@@ -65,6 +65,17 @@ func (w warehouse) upsertSink(tableName string, extra ...string) *sink {
 	return s
 }
 
+// openUpsert builds and opens an upsert sink of pipeline on table db.cdc, closed when t ends.
+func (w warehouse) openUpsert(pipeline string, extra ...string) *sink {
+	w.t.Helper()
+	s := w.upsertSink("db.cdc", extra...)
+	if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: pipeline, Lanes: 2}); err != nil {
+		w.t.Fatalf("open: %v", err)
+	}
+	w.t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
 // cdcWriter writes change events into a sink: each partition on its own lane (partition p on
 // lane p), offsets counted per partition, as the runner would.
 type cdcWriter struct {
@@ -88,12 +99,20 @@ func (c *cdcWriter) write(s *sink, p int32, evs ...ev) {
 	}
 }
 
-// commit flushes both lanes for epoch and commits it at the offsets written so far.
-func (c *cdcWriter) commit(s *sink, epoch uint64) error {
+// flush flushes both lanes of s for epoch.
+func (c *cdcWriter) flush(s *sink, epoch uint64) error {
 	for lane := range 2 {
 		if err := s.Writer(lane).Flush(context.Background(), epoch); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// commit flushes both lanes for epoch and commits it at the offsets written so far.
+func (c *cdcWriter) commit(s *sink, epoch uint64) error {
+	if err := c.flush(s, epoch); err != nil {
+		return err
 	}
 	next := schemas.Offsets{testSource: {}}
 	for p, o := range c.next {
@@ -176,11 +195,7 @@ func TestUpsertLatestPerKey(t *testing.T) {
 			if tc.hadoop {
 				w = newHadoopWarehouse(t)
 			}
-			s := w.upsertSink("db.cdc", tc.extra...)
-			if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close(context.Background())
+			s := w.openUpsert("cdc", tc.extra...)
 			tbl := w.load("db.cdc")
 			if ids := tbl.Schema().IdentifierFieldIDs; len(ids) != 1 || tbl.Metadata().Version() < 2 {
 				t.Fatalf("the created table has identifier fields %v, version %d; want [id], 2+", ids, tbl.Metadata().Version())
@@ -370,25 +385,15 @@ func TestUpsertConfigErrors(t *testing.T) {
 func TestUpsertConcurrentWriter(t *testing.T) {
 	w := newWarehouse(t)
 	ctx := context.Background()
-	s := w.upsertSink("db.cdc")
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
-	other := w.upsertSink("db.cdc")
-	if _, err := other.Open(ctx, component.SinkInfo{Pipeline: "other", Lanes: 2}); err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close(ctx)
+	s := w.openUpsert("cdc")
+	other := w.openUpsert("other")
 
 	c := &cdcWriter{t: t}
 	c.write(s, 0, ev{1, "mine", "c"}, ev{2, "mine", "c"})
 	o := &cdcWriter{t: t}
 	o.write(other, 0, ev{2, "theirs", "c"}, ev{3, "theirs", "c"})
-	for lane := range 2 {
-		if err := other.Writer(lane).Flush(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+	if err := o.flush(other, 1); err != nil {
+		t.Fatal(err)
 	}
 	if err := other.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: "other", Epoch: 1, Next: schemas.Offsets{"other": {0: 2}}}}); err != nil {
 		t.Fatal(err)
@@ -444,19 +449,12 @@ func TestUpsertAddColumns(t *testing.T) {
 // never committed goes with the next Commit) are merged in epoch order: the later one wins.
 func TestUpsertEpochsInOneCommit(t *testing.T) {
 	w := newWarehouse(t)
-	ctx := context.Background()
-	s := w.upsertSink("db.cdc")
-	if _, err := s.Open(ctx, component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
+	s := w.openUpsert("cdc")
 	c := &cdcWriter{t: t}
 	c.write(s, 0, ev{1, "x", "c"}, ev{2, "x", "c"})
 	c.write(s, 1, ev{3, "x", "c"})
-	for lane := range 2 {
-		if err := s.Writer(lane).Flush(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+	if err := c.flush(s, 1); err != nil {
+		t.Fatal(err)
 	}
 	c.write(s, 0, ev{1, "y", "u"}, ev{2, "x", "d"})
 	c.write(s, 1, ev{3, "x", "d"}, ev{3, "z", "c"})
