@@ -111,6 +111,12 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 		}
 	}
 	files := s.pending(ts, cp.Epoch)
+	var deletes []iceberg.DataFile
+	if s.plan.upsert != nil {
+		if files, deletes, err = s.writeChanges(ctx, ts, tbl, s.pendingChanges(ts, cp.Epoch)); err != nil {
+			return fmt.Errorf("%s: epoch %d of table %s: %w", s.what, cp.Epoch, ts.name, err)
+		}
+	}
 	commitID := uuid.NewString()
 	var lastErr error
 	for attempt := range commitAttempts {
@@ -133,7 +139,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 				return nil
 			}
 		}
-		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, instance, commitID, complete)
+		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, deletes, instance, commitID, complete)
 		if err == nil {
 			s.committed(ts, cp.Epoch, next)
 			return nil
@@ -151,8 +157,9 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 // errHook marks errors of the test hook that stop Commit.
 var errHook = errors.New("stopped by the test hook")
 
-// commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot.
-func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
+// commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot:
+// an append of files, or with equality deletes (upserts) a row delta of both.
+func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files, deletes []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
 	st, err := latest(tbl.Metadata(), cp.Pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
@@ -173,9 +180,12 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	if err := txn.AssertRefSnapshotID(table.MainBranch); err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
 	}
-	if len(files) > 0 {
+	switch {
+	case len(deletes) > 0:
+		err = stageRowDelta(ctx, txn, files, deletes, props)
+	case len(files) > 0:
 		err = txn.AddDataFiles(ctx, files, props, table.WithoutDuplicateCheck())
-	} else { // no rows, but the offsets moved: an empty snapshot records them
+	default: // no rows, but the offsets moved: an empty snapshot records them
 		err = txn.AddFiles(ctx, nil, props, false)
 	}
 	if err != nil {

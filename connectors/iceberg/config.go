@@ -32,6 +32,7 @@ type WriteConfig struct {
 	TableProperties            map[string]string        `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec. sluice also sets write.metadata.delete-after-commit.enabled and commit.manifest-merge.enabled to true unless given."`
 	SchemaEvolution            string                   `yaml:"schema_evolution" doc:"none (the default: an existing table must have every column of the rows) or add_columns (add the rows' nullable columns an existing table lacks)."`
 	ErrorHandling              *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that name no table (a null or empty routing field) or cannot be converted to the table's types to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
+	Upsert                     *UpsertConfig            `yaml:"upsert" doc:"Keep the latest row per key instead of appending: {key: [id], delete: \"op == 'd'\"}. Each epoch's commit writes equality deletes for the keys it changes and the newest row of each key, in one snapshot (see docs/iceberg.md)."`
 	ExpireSnapshotsOlderThan   component.Duration       `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
 }
 
@@ -50,6 +51,7 @@ type plan struct {
 	spec       iceberg.PartitionSpec
 	parts      []partitionField
 	tableProps iceberg.Properties
+	upsert     *upsertPlan // nil: append
 }
 
 func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) {
@@ -98,6 +100,13 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	if err != nil {
 		c.Errorf(c.Pos, "%s: the rows cannot become an Iceberg table: %v", c.Describe(), err)
 		return nil, nil
+	}
+	if cfg.Upsert != nil {
+		if p.upsert = buildUpsert(c, cfg, p); p.upsert != nil {
+			if sc, err = withIdentifiers(sc, p.upsert.key); err != nil {
+				c.Errorf(c.KeyPos("upsert"), "%v", err)
+			}
+		}
 	}
 	p.schema = sc
 	for i, f := range p.parts {

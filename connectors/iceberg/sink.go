@@ -62,6 +62,8 @@ type tableState struct {
 	wr     *writing
 	last   uint64                        // the newest epoch this instance committed
 	sealed map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
+	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
+	changes map[uint64][]changes
 	// covered are, with routing, the table's own committed offsets when the sink opened: the
 	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
 	// this table already holds.
@@ -168,6 +170,9 @@ func (s *sink) prepare(ctx context.Context, cat catalog.Catalog, name string) (*
 		return nil, err
 	}
 	tbl, _, err := loadOrCreate(ctx, cat, ident, s.plan)
+	if err == nil && s.plan.upsert != nil {
+		err = s.plan.upsert.checkTable(tbl)
+	}
 	if err == nil && s.cfg.SchemaEvolution == addColumns {
 		tbl, err = addMissingColumns(ctx, cat, tbl, s.plan.rows)
 	}
@@ -183,7 +188,8 @@ func (s *sink) prepare(ctx context.Context, cat catalog.Catalog, name string) (*
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	return &tableState{name: name, ident: ident, tbl: tbl, wr: wr, sealed: map[uint64][]iceberg.DataFile{}}, nil
+	return &tableState{name: name, ident: ident, tbl: tbl, wr: wr, sealed: map[uint64][]iceberg.DataFile{},
+		changes: map[uint64][]changes{}}, nil
 }
 
 // newWriting prepares writing rows of schema rows into tbl.
@@ -333,6 +339,11 @@ func (s *sink) committed(ts *tableState, epoch uint64, tbl *table.Table) {
 	for e := range ts.sealed {
 		if e <= epoch {
 			delete(ts.sealed, e)
+		}
+	}
+	for e := range ts.changes {
+		if e <= epoch {
+			delete(ts.changes, e)
 		}
 	}
 	ts.last = max(ts.last, epoch)

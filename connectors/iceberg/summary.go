@@ -104,6 +104,8 @@ type snapshotFiles struct {
 	name, location string
 	rows, bytes    int64
 	files          []listedFile
+	// deletes and deleted are the delete files (upserts) and the rows or keys they hold.
+	deletes, deleted int64
 }
 
 type listedFile struct {
@@ -127,12 +129,16 @@ func describeTable(ctx context.Context, tbl *table.Table) (*snapshotFiles, error
 		return nil, fmt.Errorf("table %s: reading the manifest list: %w", t.name, err)
 	}
 	for _, m := range mans {
-		if m.ManifestContent() != iceberg.ManifestContentData {
-			continue
-		}
 		entries, err := m.FetchEntries(fs, true)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: reading manifest %s: %w", t.name, m.FilePath(), err)
+		}
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			for _, e := range entries {
+				t.deletes++
+				t.deleted += e.DataFile().Count()
+			}
+			continue
 		}
 		for _, e := range entries {
 			df := e.DataFile()
@@ -150,6 +156,9 @@ func (t *snapshotFiles) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "    table %s in %s: %d rows in %d data %s, %s", t.name, t.location, t.rows,
 		len(t.files), plural(len(t.files), "file"), formatBytes(t.bytes))
+	if t.deletes > 0 {
+		fmt.Fprintf(&b, "; %d delete %s of %d keys or positions, which readers apply", t.deletes, plural(int(t.deletes), "file"), t.deleted)
+	}
 	for i, f := range t.files {
 		if i == maxListedFiles {
 			fmt.Fprintf(&b, "\n      ... and %d more", len(t.files)-i)

@@ -23,6 +23,7 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
+	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
 }
 
 // segment is one run of table.WriteRecords fed from a channel.
@@ -66,6 +67,12 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 		return err
 	}
 	for _, g := range groups {
+		dels := &routed{ts: g.ts}
+		if w.s.plan.upsert != nil {
+			if dels, errs, err = w.splitUpserts(g, b, errOut, errs); err != nil {
+				return err
+			}
+		}
 		for len(g.rows) > 0 {
 			rec, err := g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
 			var re *rowError
@@ -81,10 +88,17 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			if err != nil {
 				return fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, err)
 			}
+			if w.s.plan.upsert != nil {
+				rec.Release() // converted only to check the rows; the commit writes them
+				break
+			}
 			if err := w.send(ctx, g.ts, rec); err != nil {
 				return err
 			}
 			break
+		}
+		if w.s.plan.upsert != nil {
+			w.buffer(g, dels)
 		}
 	}
 	return errOut.Emit(errs, emit)
@@ -163,13 +177,17 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordB
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 {
+		if epoch == w.flushed && len(w.segs) == 0 && len(w.ups) == 0 {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
 	}
 	segs := w.segs
 	w.segs = nil
+	for ts, ch := range w.ups {
+		w.s.sealChanges(ts, epoch, ch)
+	}
+	w.ups = nil
 	for _, seg := range segs {
 		close(seg.in)
 	}
@@ -211,6 +229,7 @@ func (w *laneWriter) abort() {
 		<-seg.done
 	}
 	w.segs = nil
+	w.ups = nil
 }
 
 // startSegment starts a run of the table's record writer over a new channel.

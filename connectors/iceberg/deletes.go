@@ -1,0 +1,132 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// sealChanges records the changes a lane flushed for epoch into ts.
+func (s *sink) sealChanges(ts *tableState, epoch uint64, ch changes) {
+	if len(ch) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts.changes[epoch] = append(ts.changes[epoch], ch)
+}
+
+// pendingChanges merges the changes sealed in ts for the epochs up to epoch: a later epoch's
+// change of a key wins over an earlier one's. Within an epoch the lanes' changes are merged
+// in the order the lanes flushed, which matters only for a key read from several partitions.
+func (s *sink) pendingChanges(ts *tableState, epoch uint64) changes {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := changes{}
+	for _, e := range slices.Sorted(maps.Keys(ts.changes)) {
+		if e <= epoch {
+			for _, ch := range ts.changes[e] {
+				out.merge(ch)
+			}
+		}
+	}
+	return out
+}
+
+// writeChanges writes the upsert changes of a commit: the newest row of every key that is not
+// deleted into data files (iceberg-go's record writer, as appends), and every changed key into
+// equality delete files on the key columns (iceberg-go's Transaction.WriteEqualityDeletes).
+// In one snapshot the deletes apply to the rows of earlier snapshots only (their data sequence
+// number is the snapshot's, and an equality delete applies to data files of a lower one), so
+// the new rows survive their own deletes.
+func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, ch changes) (data, deletes []iceberg.DataFile, err error) {
+	if len(ch) == 0 {
+		return nil, nil, nil
+	}
+	up := s.plan.upsert
+	var rows, keys []schemas.Row
+	for _, k := range slices.Sorted(maps.Keys(ch)) { // sorted: files cluster by key
+		c := ch[k]
+		keys = append(keys, c.row)
+		if !c.deleted {
+			rows = append(rows, c.row)
+		}
+	}
+	wr := ts.wr
+	if len(rows) > 0 {
+		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), records(wr.conv, rows), table.WithMaxWriteWorkers(1)) {
+			if err != nil {
+				return nil, nil, fmt.Errorf("writing data files: %w", err)
+			}
+			data = append(data, df)
+		}
+	}
+	sc := tbl.Schema()
+	delSchema, err := sc.Select(true, up.key...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the key columns: %w", err)
+	}
+	ids := make([]int, len(up.key))
+	for i, name := range up.key {
+		f, _ := sc.FindFieldByName(name)
+		ids[i] = f.ID
+	}
+	arrowSc, err := table.SchemaToArrowSchema(delSchema, nil, true, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the key columns' Arrow schema: %w", err)
+	}
+	conv, err := newConverter(arrowSc, func(name string) func(schemas.Row) any {
+		i, ok := s.plan.rows.Index(name)
+		if !ok {
+			return nil
+		}
+		return func(r schemas.Row) any { return r[i] }
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// A transaction of wr.tbl only to write the files (with sluice's file sizes); the commit
+	// is a transaction of its own, which may be rebuilt on a newer table.
+	if deletes, err = wr.tbl.NewTransaction().WriteEqualityDeletes(ctx, ids, records(conv, keys)); err != nil {
+		return nil, nil, fmt.Errorf("writing equality delete files: %w", err)
+	}
+	for _, df := range slices.Concat(data, deletes) {
+		s.filesWritten.Add(1)
+		s.bytesWritten.Add(df.FileSizeBytes())
+	}
+	return data, deletes, nil
+}
+
+// recordRows is how many rows go into one Arrow record of a commit's rows or keys, so that
+// iceberg-go can roll files between records.
+const recordRows = 8192
+
+// records converts rows into Arrow records of recordRows rows, lazily; the consumer releases
+// them (iceberg-go's writers do).
+func records(conv *converter, rows []schemas.Row) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for chunk := range slices.Chunk(rows, recordRows) {
+			rec, err := conv.Record(chunk, nil)
+			if err != nil {
+				yield(nil, fmt.Errorf("converting rows: %w", err))
+				return
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+// stageRowDelta stages data files and equality delete files in txn as one snapshot with the
+// summary props: iceberg-go's RowDelta (an overwrite snapshot, or a delete one without data).
+func stageRowDelta(ctx context.Context, txn *table.Transaction, data, deletes []iceberg.DataFile, props iceberg.Properties) error {
+	return txn.NewRowDelta(props).AddRows(data...).AddDeletes(deletes...).Commit(ctx)
+}
