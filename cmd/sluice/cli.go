@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/internal/logroute"
 )
 
 // Exit codes, as FORMAT.md section 7 specifies.
@@ -48,6 +49,7 @@ func commands() []command {
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	stdinRead = nil // this command has not read standard input yet
+	logroute.Libraries()
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
