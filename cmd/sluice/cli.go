@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/internal/logroute"
@@ -201,4 +203,10 @@ func report(stderr io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(stderr, "sluice: %s\n", shown.Mask(strings.TrimSpace(err.Error())))
+}
+
+// lazyRegexp compiles expr when it is first used: every command starts, and only one uses
+// each expression, so none is compiled at start (docs/operations.md, "Start-up").
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
