@@ -3,7 +3,6 @@ package bigquery
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,24 +12,12 @@ import (
 	"github.com/sluicehq/sluice/connectors/connectortest"
 )
 
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // A BigQuery API or Storage Write API that is down at start fails Open at once, naming it, as
 // unreachable (so the runner waits for it up to --startup-timeout), instead of the client
 // retrying it silently for minutes.
 func TestOpenTellsAServiceThatIsDown(t *testing.T) {
 	f := newFakeBQ(t)
-	down := closedAddr(t)
+	const down = "127.0.0.1:1" // tcpmux: nothing listens there
 	cases := []struct {
 		name, endpoint, storage, want string
 	}{
