@@ -335,7 +335,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			return err
 		})
 		if err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", k.node.Describe(), k.node.Pos, err)
+			return 0, k.node.InStage(err)
 		}
 		k.restored = cp
 		if cp == nil {
@@ -384,7 +384,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			from = schemas.Min(restored...)
 		}
 		if err := r.openRetrying(ctx, s.node.Describe(), func() error { return s.src.Open(ctx, from) }); err != nil {
-			return 0, fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
+			return 0, s.node.InStage(err)
 		}
 		r.logStart(s, from)
 		starts[s] = from
@@ -397,7 +397,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 			at.Advance(starts[s])
 		}
 		if err := o.Claim(ctx, at); err != nil {
-			return 0, fmt.Errorf("%s (%s): recording that the pipeline writes its target: %w", k.node.Describe(), k.node.Pos, err)
+			return 0, k.node.InStage(fmt.Errorf("recording that the pipeline writes its target: %w", err))
 		}
 	}
 	return last + 1, nil
@@ -507,7 +507,7 @@ func (r *run) readLoop(ctx context.Context, s *sourceState) error {
 		case errors.Is(err, context.Canceled) && r.readCtx.Err() != nil && ctx.Err() == nil:
 			continue // the read was interrupted by a graceful stop
 		case err != nil:
-			return fmt.Errorf("%s (%s): %w", s.node.Describe(), s.node.Pos, err)
+			return s.node.InStage(err)
 		case b == nil || b.Len() == 0:
 			continue
 		}
@@ -721,7 +721,7 @@ func (r *run) commit(ctx context.Context, p progress) error {
 		wg.Go(func() {
 			start := time.Now()
 			if err := k.sink.Commit(ctx, cp); err != nil {
-				errs[i] = fmt.Errorf("%s (%s): committing epoch %d: %w", k.node.Describe(), k.node.Pos, e, err)
+				errs[i] = k.node.InStage(fmt.Errorf("committing epoch %d: %w", e, err))
 				return
 			}
 			r.metrics.committed(k, start, p.oldestFor(k))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
@@ -17,7 +18,23 @@ type stageError struct {
 }
 
 func (e *stageError) Error() string {
-	return fmt.Sprintf("%s (%s): %v", e.node.Describe(), e.node.Pos, e.err)
+	name := e.node.Describe()
+	return fmt.Sprintf("%s (%s): %s", name, e.node.Pos, withoutName(e.err.Error(), name))
+}
+
+// withoutName drops the component's name where the component put it, at the front of msg or
+// after a first clause of the runner's ("flushing epoch 3: "): the stage error names the
+// component already, with its position, and says it once.
+func withoutName(msg, name string) string {
+	if rest, ok := strings.CutPrefix(msg, name+": "); ok {
+		return rest
+	}
+	if head, tail, ok := strings.Cut(msg, ": "); ok {
+		if rest, ok := strings.CutPrefix(tail, name+": "); ok {
+			return head + ": " + rest
+		}
+	}
+	return msg
 }
 
 func (e *stageError) Unwrap() error { return e.err }

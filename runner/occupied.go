@@ -32,7 +32,7 @@ func (r *run) checkEmpty(ctx context.Context, k *sinkState, shared bool) (compon
 		holds, err = o.Holds(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s (%s): checking whether its target is empty: %w", k.node.Describe(), k.node.Pos, err)
+		return nil, k.node.InStage(fmt.Errorf("checking whether its target is empty: %w", err))
 	}
 	if holds != "" && !r.cfg.AllowResetState {
 		return nil, r.refuseOccupied(k, holds)

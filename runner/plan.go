@@ -121,6 +121,9 @@ type LoadOptions struct {
 	// Offline checks the pipeline without I/O: no component connects to anything or
 	// creates a file (component.Context.Offline). sluice validate, graph and diff load so.
 	Offline bool
+	// Secrets, when set, receives the pipeline's secrets once it is rendered, before any
+	// component is built, so that a logger masking with it masks what the build logs.
+	Secrets *secret.Set
 }
 
 // LoadWith reads the pipeline file at path, renders it as a template with o's values (see
@@ -137,6 +140,9 @@ func LoadWith(path string, o LoadOptions) (*Plan, error) {
 	r, err := templates.Render(path, src, templates.Input{Params: o.Params, JinjaVariables: o.JinjaVariables})
 	if err != nil {
 		return nil, err
+	}
+	if o.Secrets != nil {
+		o.Secrets.Merge(r.Secrets)
 	}
 	p, err := parseWith(path, r.DocSource(), r.Doc, o.Offline)
 	if p != nil {

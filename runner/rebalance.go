@@ -129,7 +129,7 @@ func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Pa
 		cp, err := k.sink.(component.Reloader).Reload(ctx)
 		if err != nil {
 			r.log.Warn("reading a sink's checkpoint for newly assigned partitions failed", "sink", k.node.Name, "err", err)
-			return nil, fmt.Errorf("%s (%s): reading its checkpoint for newly assigned partitions: %w", k.node.Describe(), k.node.Pos, err)
+			return nil, k.node.InStage(fmt.Errorf("reading its checkpoint for newly assigned partitions: %w", err))
 		}
 		got := schemas.Offsets{}
 		if cp != nil {

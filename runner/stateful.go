@@ -144,7 +144,7 @@ func (r *run) restoreState() error {
 	for _, n := range r.state.nodes {
 		if snap, ok := snaps[n.Name]; ok {
 			if err := n.Impl.(component.Stateful).Restore(snap); err != nil {
-				return fmt.Errorf("%s (%s): %w", n.Describe(), n.Pos, err)
+				return n.InStage(err)
 			}
 		}
 	}

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/internal/diag"
+	"github.com/sluicehq/sluice/internal/logroute"
 )
 
 // Exit codes, as FORMAT.md section 7 specifies.
@@ -48,6 +51,7 @@ func commands() []command {
 // Main runs the command line and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	stdinRead = nil // this command has not read standard input yet
+	logroute.Libraries()
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -199,4 +203,10 @@ func report(stderr io.Writer, err error) {
 		return
 	}
 	fmt.Fprintf(stderr, "sluice: %s\n", shown.Mask(strings.TrimSpace(err.Error())))
+}
+
+// lazyRegexp compiles expr when it is first used: every command starts, and only one uses
+// each expression, so none is compiled at start (docs/operations.md, "Start-up").
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -106,8 +105,8 @@ func completionEntries() []compEntry {
 }
 
 var (
-	subcommandWord  = regexp.MustCompile(`^[a-z][a-z-]*$`)
-	placeholderWord = regexp.MustCompile(`^[A-Z]+$`)
+	subcommandWord  = lazyRegexp(`^[a-z][a-z-]*$`)
+	placeholderWord = lazyRegexp(`^[A-Z]+$`)
 )
 
 // subcommands are the lower-case words that open a command's usage, before its first
@@ -116,9 +115,9 @@ func subcommands(usage string) []string {
 	var subs []string
 	for _, w := range strings.FieldsFunc(usage, func(r rune) bool { return r == '|' || r == ' ' }) {
 		switch {
-		case subcommandWord.MatchString(w):
+		case subcommandWord().MatchString(w):
 			subs = append(subs, w)
-		case placeholderWord.MatchString(w): // describe NAME
+		case placeholderWord().MatchString(w): // describe NAME
 		default:
 			return subs
 		}
@@ -128,7 +127,7 @@ func subcommands(usage string) []string {
 
 // helpFlagLine matches a flag in Go's flag.PrintDefaults: "  -name type" then the usage
 // indented on the next line, or on the same line after a tab for a one-letter name.
-var helpFlagLine = regexp.MustCompile(`(?m)^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?(?:\t|\n    \t)(.*)$`)
+var helpFlagLine = lazyRegexp(`(?m)^  -([A-Za-z0-9][A-Za-z0-9_-]*)(?: (\S+))?(?:\t|\n    \t)(.*)$`)
 
 // helpFlags runs the command's --help (after sub, for `dev kafka`) in process and returns
 // the flags it lists.
@@ -136,7 +135,7 @@ func helpFlags(c command, sub []string) []compFlag {
 	var out bytes.Buffer
 	commandHelp(c, append(slices.Clone(sub), "--help"), &out)
 	var flags []compFlag
-	for _, m := range helpFlagLine.FindAllStringSubmatch(out.String(), -1) {
+	for _, m := range helpFlagLine().FindAllStringSubmatch(out.String(), -1) {
 		flags = append(flags, compFlag{name: m[1], value: m[2] != "", usage: m[3]})
 	}
 	return flags

@@ -152,7 +152,11 @@ func closedPort(t *testing.T) string {
 	return addr
 }
 
-// A service that cannot be reached at start is named, with its address, in the error.
+// componentTwice matches a start-up error's component, its position, and what follows.
+var componentTwice = regexp.MustCompile(`(\w+(?: '[^']*')?) \([^)]*\): (\w+(?: '[^']*')?):`)
+
+// A service that cannot be reached at start is named, with its address, in the error, at once
+// with --startup-timeout 0.
 func TestMissingServiceNamed(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -165,6 +169,9 @@ func TestMissingServiceNamed(t *testing.T) {
 		{"iceberg", "pipeline:\n  - {type: Create, config: {elements: [{n: 1}]}}\n" +
 			"  - type: WriteToIceberg\n    input: Create\n    config: {table: db.t, catalog_name: c, catalog_properties: {type: rest, uri: 'http://" + addr + "'}}\n",
 			"open Iceberg catalog c (REST catalog at http://" + addr + ")"},
+		{"bigquery", "pipeline:\n  - {type: Create, config: {elements: [{n: 1}]}}\n" +
+			"  - type: WriteToBigQuery\n    input: Create\n    config: {table: 'dev-project.d.t', endpoint: 'http://" + addr + "', storage_endpoint: '" + addr + "'}\n",
+			"read table dev-project.d.t from the BigQuery API at http://" + addr},
 	}
 	for _, c := range cases {
 		path := filepath.Join(dir, c.name+".yaml")
@@ -175,6 +182,10 @@ func TestMissingServiceNamed(t *testing.T) {
 		code, _, errOut := sluice(t, "run", path, "--startup-timeout", "0")
 		if code != exitRuntime || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, want %d and %q in:\n%s", c.name, code, exitRuntime, c.want, errOut)
+		}
+		// The runner names the component with its position, and the message says it once.
+		if m := componentTwice.FindStringSubmatch(errOut); m != nil && m[1] == m[2] {
+			t.Errorf("%s: the error names the component twice:\n%s", c.name, errOut)
 		}
 		if d := time.Since(start); d > 20*time.Second {
 			t.Errorf("%s: took %v to say the service is missing", c.name, d)

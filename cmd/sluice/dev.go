@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ func devCmd(args []string, stdout, stderr io.Writer) int {
 type topicFlags map[string]int32
 
 // kafkaTopicName is what Kafka accepts as a topic name.
-var kafkaTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,249}$`)
+var kafkaTopicName = lazyRegexp(`^[a-zA-Z0-9._-]{1,249}$`)
 
 func (t topicFlags) String() string { return "" }
 
@@ -50,7 +49,7 @@ func (t topicFlags) Set(v string) error {
 	if !ok {
 		return fmt.Errorf("%q: write NAME:PARTITIONS, e.g. events:8", v)
 	}
-	if !kafkaTopicName.MatchString(name) || name == "." || name == ".." {
+	if !kafkaTopicName().MatchString(name) || name == "." || name == ".." {
 		return fmt.Errorf("%q: a topic name is 1 to 249 letters, digits, '.', '_' or '-'", name)
 	}
 	n, err := strconv.ParseInt(count, 10, 32)

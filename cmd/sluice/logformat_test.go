@@ -36,6 +36,22 @@ func TestLogFormat(t *testing.T) {
 	if rows != 2 {
 		t.Errorf("LogForTesting's 2 rows are %d JSON log lines:\n%s", rows, errOut)
 	}
+	// What ends a run is in the stream too: each config problem an ERROR record.
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, "pipeline:\n  type: chain\n  transforms:\n    - {type: Create, config: {elements: [{n: 1}], amout: 1}}\n    - {type: Filtr}\n")
+	code, _, errOut = sluice(t, "run", bad, "--log-format", "json")
+	problems := 0
+	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("--log-format json wrote a line that is not JSON for a bad pipeline: %q", line)
+		} else if rec["level"] == "ERROR" && strings.HasPrefix(rec["msg"].(string), bad+":") {
+			problems++
+		}
+	}
+	if code != exitInvalid || problems != 2 {
+		t.Errorf("a pipeline with 2 problems: exit %d, %d ERROR records with a position:\n%s", code, problems, errOut)
+	}
 	code, _, errOut = sluice(t, "run", pipeline, "--log-format", "text")
 	if code != exitOK || strings.Contains(errOut, `{"time"`) || !strings.Contains(errOut, "level=INFO") {
 		t.Errorf("--log-format text: exit %d, want text lines only:\n%s", code, errOut)

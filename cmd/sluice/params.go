@@ -24,7 +24,9 @@ import (
 // pipeline's name in its checkpoints.
 type templateFlags struct {
 	opts runner.LoadOptions
-	fs   *flag.FlagSet // its output is where warnings go
+	fs   *flag.FlagSet // its output is where warnings go, unless warn is set
+	// warn, when set, takes the warnings instead (sluice run: its log).
+	warn func(msg string)
 	name string
 	// pipeline is the pipeline given by a gcloud flag (--yaml-pipeline-file,
 	// --yaml-pipeline, --template-file-gcs-location), or "".
@@ -212,8 +214,13 @@ func given(ps []templates.Param, name string) bool {
 func (t *templateFlags) warnSecrets(path string, src []byte) {
 	var diags diag.List
 	for _, p := range templates.CommandLineSecrets(templates.ReadHeader(path, src, &diags), t.opts.Params) {
-		fmt.Fprintf(t.fs.Output(), "sluice: warning: the value of password parameter %q is given with %s, where other users of this machine can read it (ps, shell history): give %s '%s=${env:NAME}' or '%s=${file:PATH}'\n",
+		msg := fmt.Sprintf("the value of password parameter %q is given with %s, where other users of this machine can read it (ps, shell history): give %s '%s=${env:NAME}' or '%s=${file:PATH}'",
 			p.Name, p.From, p.From, p.Name, p.Name)
+		if t.warn != nil {
+			t.warn(msg)
+		} else {
+			fmt.Fprintf(t.fs.Output(), "sluice: warning: %s\n", msg)
+		}
 	}
 }
 
@@ -269,18 +276,6 @@ func readPipeline(path string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read the pipeline file: %w", err)
 	}
 	return src, nil
-}
-
-// loadForRun loads a pipeline to run and returns log with the pipeline's secrets masked. It
-// also becomes slog's default logger, which components log to (LogForTesting's rows, lost
-// connections), so that their lines have the run's format and level.
-func loadForRun(path string, t *templateFlags, log *slog.Logger) (*runner.Plan, *slog.Logger, error) {
-	p, err := t.load(path)
-	if p != nil && p.Secrets.Len() > 0 {
-		log = slog.New(maskHandler{h: log.Handler(), s: p.Secrets})
-	}
-	slog.SetDefault(log)
-	return p, log, err
 }
 
 // maskHandler masks secrets in log records: in the message and in every attribute.

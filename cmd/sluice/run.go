@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/internal/embedded"
 	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/sluicehq/sluice/runner"
@@ -75,19 +77,30 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		live = &liveTerm{w: stderr}
 		logTo = live
 	}
-	log, err := newLogger(logTo, *logLevel, *logFormat)
+	log, jsonLogs, err := newLogger(logTo, *logLevel, *logFormat)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice: %v\n", err)
 		return exitUsage
 	}
+	// One log stream from here on, before the pipeline loads (building it may log: a schema
+	// registry that is down): the run's logger, masking the pipeline's secrets as loading
+	// finds them, is slog's default, which the components log to and which Go's log package
+	// and the libraries' loggers (internal/logroute) are routed to. What libraries write with
+	// log.Print are their warnings.
+	log = slog.New(maskHandler{h: log.Handler(), s: &shown})
+	slog.SetDefault(log)
+	slog.SetLogLoggerLevel(slog.LevelWarn)
+	out := runOutput{stderr: stderr, log: log, json: jsonLogs}
+	tf.warn = func(msg string) { log.Warn(msg) }
+	tf.opts.Secrets = &shown
 	// Signals are caught from here on; one that comes while the pipeline loads stops it as
 	// soon as it starts.
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
-	p, log, err := loadForRun(pos[0], tf, log)
+	p, err := tf.load(pos[0])
 	if err != nil {
-		report(stderr, err)
+		out.fail(err)
 		return exitInvalid
 	}
 	for _, w := range p.Warnings {
@@ -105,13 +118,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		// ignores cancellation) keeps the process alive past the drain timeout and a grace.
 		drain := time.Duration(p.Options.DrainTimeout)
 		time.AfterFunc(drain+stopGrace, func() {
-			fmt.Fprintf(stderr, "sluice: the graceful stop did not finish within drain_timeout (%v) + %v; exiting. The next run resumes from the last commit\n", drain, stopGrace)
+			out.say(fmt.Sprintf("the graceful stop did not finish within drain_timeout (%v) + %v; exiting. The next run resumes from the last commit", drain, stopGrace))
 			os.Exit(exitRuntime)
 		})
 		<-signals
 		cancel()
 		time.AfterFunc(stopGrace, func() {
-			fmt.Fprintf(stderr, "sluice: forced stop did not finish within %v; exiting. The next run resumes from the last commit\n", stopGrace)
+			out.say(fmt.Sprintf("forced stop did not finish within %v; exiting. The next run resumes from the last commit", stopGrace))
 			os.Exit(exitRuntime)
 		})
 	}()
@@ -119,12 +132,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "sluice: --cpuprofile: %v\n", err)
+			out.say("--cpuprofile: " + err.Error())
 			return exitUsage
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "sluice: --cpuprofile: %v\n", err)
+			out.say("--cpuprofile: " + err.Error())
 			return exitUsage
 		}
 		defer pprof.StopCPUProfile()
@@ -134,7 +147,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		ln, err := net.Listen("tcp", *httpAddr)
 		if err != nil {
-			fmt.Fprintf(stderr, "sluice: --http-addr: %v\n", err)
+			out.say("--http-addr: " + err.Error())
 			return exitUsage
 		}
 		srv := &http.Server{Handler: httpHandler(p, reg, health, recent, *withPprof), ReadHeaderTimeout: 5 * time.Second}
@@ -157,9 +170,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, runner.ErrDrainTimeout) {
-			fmt.Fprintln(stderr, "sluice: stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
+			out.say("stopped before the last epoch was committed; the next run resumes from the last commit and reads the records since then again")
 		} else {
-			report(stderr, err)
+			out.fail(err)
 		}
 		return exitRuntime
 	}
@@ -186,11 +199,12 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 // consumer group waits up to 5 s for the broker) happens in it.
 const stopGrace = 10 * time.Second
 
-// newLogger logs in format (json or text), by default text to a terminal and JSON otherwise.
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+// newLogger logs in format (json or text), by default text to a terminal and JSON otherwise;
+// it reports whether the logs are JSON.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, bool, error) {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, false, fmt.Errorf("--log-level: %w", err)
 	}
 	opts := &slog.HandlerOptions{Level: lv}
 	if format == "" {
@@ -205,11 +219,45 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), true, nil
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), false, nil
 	}
-	return nil, fmt.Errorf("--log-format %q: write json or text", format)
+	return nil, false, fmt.Errorf("--log-format %q: write json or text", format)
+}
+
+// runOutput is where sluice run says why it ends: with JSON logs as ERROR records, so that
+// stderr stays one stream of JSON lines a log collector parses; with text logs as the lines
+// of the other commands (report).
+type runOutput struct {
+	stderr io.Writer
+	log    *slog.Logger // masks secrets
+	json   bool
+}
+
+// fail says err: a config problem per record (FILE:LINE:COL: message), else one.
+func (o runOutput) fail(err error) {
+	if !o.json {
+		report(o.stderr, err)
+		return
+	}
+	var list diag.List
+	if errors.As(err, &list) {
+		for _, d := range list {
+			o.log.Error(d.Error())
+		}
+		return
+	}
+	o.log.Error(strings.TrimSpace(err.Error()))
+}
+
+// say says msg, a reason to stop that is not an error value.
+func (o runOutput) say(msg string) {
+	if o.json {
+		o.log.Error(msg)
+		return
+	}
+	fmt.Fprintf(o.stderr, "sluice: %s\n", shown.Mask(msg))
 }
 
 func plural(n int, word string) string {

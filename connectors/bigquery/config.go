@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -50,9 +51,12 @@ func (t tableRef) parent() string {
 	return fmt.Sprintf("projects/%s/datasets/%s/tables/%s", t.project, t.dataset, t.table)
 }
 
+// Compiled when first used, not at every command's start (docs/operations.md, "Start-up").
 var (
-	datasetOrTable = regexp.MustCompile(`^[\p{L}\p{M}\p{N}\p{Pc}\p{Pd}\p{Zs}$]+$`)
-	projectID      = regexp.MustCompile(`^([a-z][a-z0-9.\-]*:)?[a-z][a-z0-9\-]{4,28}[a-z0-9]$`)
+	datasetOrTable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\p{L}\p{M}\p{N}\p{Pc}\p{Pd}\p{Zs}$]+$`) })
+	projectID      = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([a-z][a-z0-9.\-]*:)?[a-z][a-z0-9\-]{4,28}[a-z0-9]$`)
+	})
 )
 
 // parseTable reads project:dataset.table or project.dataset.table.
@@ -74,11 +78,11 @@ func parseTable(s string) (tableRef, error) {
 		t.project, t.dataset, t.table = parts[0], parts[1], parts[2]
 	}
 	switch {
-	case !projectID.MatchString(t.project):
+	case !projectID().MatchString(t.project):
 		return t, fmt.Errorf("table %q: %q is not a project id (6 to 30 lower-case letters, digits and hyphens, starting with a letter)", s, t.project)
-	case t.dataset == "" || len(t.dataset) > 1024 || !datasetOrTable.MatchString(t.dataset) || strings.ContainsAny(t.dataset, " -$"):
+	case t.dataset == "" || len(t.dataset) > 1024 || !datasetOrTable().MatchString(t.dataset) || strings.ContainsAny(t.dataset, " -$"):
 		return t, fmt.Errorf("table %q: %q is not a dataset name (letters, digits and underscores)", s, t.dataset)
-	case t.table == "" || len(t.table) > 1024 || !datasetOrTable.MatchString(t.table):
+	case t.table == "" || len(t.table) > 1024 || !datasetOrTable().MatchString(t.table):
 		return t, fmt.Errorf("table %q: %q is not a table name", s, t.table)
 	}
 	return t, nil

@@ -83,6 +83,9 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	s.exactly, s.shared, s.holds = s.p.exactly, info.Shared, ""
 	s.unknownCommit = info.UnknownCommit
 	s.lanes = max(info.Lanes, 1)
+	if err := s.reach(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.connect(ctx); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -50,11 +51,30 @@ func parseBootstrap(v string) []string {
 	return out
 }
 
-// clientLogEnv names the environment variable that makes the Kafka clients log to stderr, at
-// the level it gives (error, warn, info or debug): for troubleshooting, docs/kafka.md.
+// clientLogEnv names the environment variable that makes the Kafka clients log, at the level
+// it gives (error, warn, info or debug), into the run's log: for troubleshooting, docs/kafka.md.
 const clientLogEnv = "SLUICE_KAFKA_CLIENT_LOG"
 
 var clientLogLevels = map[string]kgo.LogLevel{"error": kgo.LogLevelError, "warn": kgo.LogLevelWarn, "info": kgo.LogLevelInfo, "debug": kgo.LogLevelDebug}
+
+// clientLogger is franz-go's logger over slog's default logger, so that the client's lines
+// have the run's format, level (--log-level must let them through too) and masking.
+type clientLogger struct{ level kgo.LogLevel }
+
+func (l clientLogger) Level() kgo.LogLevel { return l.level }
+
+func (l clientLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	to := slog.LevelDebug
+	switch level {
+	case kgo.LogLevelError:
+		to = slog.LevelError
+	case kgo.LogLevelWarn:
+		to = slog.LevelWarn
+	case kgo.LogLevelInfo:
+		to = slog.LevelInfo
+	}
+	slog.Default().Log(context.Background(), to, msg, append(keyvals, "library", "franz-go")...)
+}
 
 // With exactly_once the output of an epoch becomes visible at its commit, so a fetch may wait
 // a little for more records at no visible cost: at a steady input, fetches of 1 MiB (or what
@@ -83,7 +103,7 @@ func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
 		kgo.WithHooks(&brokerWatch{})}, s.security.opts()...)
 	opts = append(opts, extra...)
 	if level, ok := clientLogLevels[os.Getenv(clientLogEnv)]; ok {
-		opts = append(opts, kgo.WithLogger(kgo.BasicLogger(os.Stderr, level, nil)))
+		opts = append(opts, kgo.WithLogger(clientLogger{level: level}))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -3,7 +3,7 @@ package python
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"regexp"
 	"strings"
 
@@ -35,8 +35,12 @@ type param struct {
 func (p *program) Type() schemas.Type { return p.typ }
 func (p *program) Nullable() bool     { return p.nullable }
 
+// printToLog logs what a Python expression prints, at INFO in the run's log (as Beam's workers
+// log a DoFn's print), rather than writing around it on stderr.
+func printToLog(_ *starlark.Thread, msg string) { slog.Info(msg, "from", "python print") }
+
 func (p *program) NewRunner() expr.Runner {
-	thread := &starlark.Thread{Name: "row", Print: func(_ *starlark.Thread, msg string) { fmt.Fprintln(os.Stderr, msg) }}
+	thread := &starlark.Thread{Name: "row", Print: printToLog}
 	thread.SetMaxExecutionSteps(rowSteps)
 	n := len(p.params)
 	if p.kind == expr.KindCallable || p.kind == expr.KindFile {
