@@ -18,19 +18,44 @@ type sharedRuns struct {
 	flushed map[uint64]map[int]bool // by epoch: the lanes that flushed it
 }
 
-// segment returns the run of epoch, starting it if needed.
-func (r *sharedRuns) segment(wr *writing, epoch uint64) *segment {
+// segment returns the run of epoch, starting it if needed. flushed gives the lanes that
+// flushed epoch already: a table routed to for the first time may get rows of an epoch that
+// some lane flushed before the table existed, and that lane's flush must count for it.
+func (r *sharedRuns) segment(wr *writing, epoch uint64, flushed func(epoch uint64) []int) *segment {
+	r.mu.Lock()
+	seg := r.runs[epoch]
+	r.mu.Unlock()
+	if seg != nil {
+		return seg
+	}
+	early := flushed(epoch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seg := r.runs[epoch]
-	if seg == nil {
+	if seg = r.runs[epoch]; seg == nil {
 		if r.runs == nil {
 			r.runs = map[uint64]*segment{}
 		}
 		seg = startSegment(wr, sharedWorkers)
 		r.runs[epoch] = seg
 	}
+	for _, lane := range early {
+		r.mark(epoch, lane)
+	}
 	return seg
+}
+
+// mark records that lane flushed epoch and returns the lanes that did; under r.mu.
+func (r *sharedRuns) mark(epoch uint64, lane int) map[int]bool {
+	if r.flushed == nil {
+		r.flushed = map[uint64]map[int]bool{}
+	}
+	set := r.flushed[epoch]
+	if set == nil {
+		set = map[int]bool{}
+		r.flushed[epoch] = set
+	}
+	set[lane] = true
+	return set
 }
 
 // sharedWorkers is how many goroutines of iceberg-go's writer split a shared run's records by
@@ -42,16 +67,7 @@ const sharedWorkers = 2
 func (r *sharedRuns) flush(epoch uint64, lane, lanes int) (seg *segment, done bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.flushed == nil {
-		r.flushed = map[uint64]map[int]bool{}
-	}
-	set := r.flushed[epoch]
-	if set == nil {
-		set = map[int]bool{}
-		r.flushed[epoch] = set
-	}
-	set[lane] = true
-	if len(set) < lanes {
+	if len(r.mark(epoch, lane)) < lanes {
 		return nil, false
 	}
 	seg = r.runs[epoch]

@@ -73,3 +73,31 @@ func dataFiles(t *testing.T, w warehouse) int {
 	}
 	return len(tasks)
 }
+
+// TestSharedRunOfLateTable: a routed, partitioned table that a lane first writes to after the
+// other lane flushed the epoch still ends its run with that flush: its rows are committed.
+func TestSharedRunOfLateTable(t *testing.T) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "late", lanes: 2}
+	s := w.build(routeSchema, "db.events_{country}", `partition_fields: ["bucket(id, 2)"]`)
+	h.open(s, "")
+	defer s.Close(context.Background())
+	if err := s.Writer(0).Flush(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	b := &schemas.Batch{Schema: routeSchema}
+	for i := range 10 {
+		b.Rows = append(b.Rows, schemas.Row{int64(i), "n", "late"})
+		b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: int64(i)})
+	}
+	if err := s.Writer(1).Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Writer(1).Flush(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	h.driver().Commit(s, 1, 10)
+	if got := sorted(w.ids("db.events_late")); !slices.Equal(got, seq(0, 10)) {
+		t.Fatalf("db.events_late holds ids %v, want 0-9", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -26,6 +27,9 @@ type laneWriter struct {
 	segs    map[*tableState]*segment
 	ahead   bool // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
+	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
+	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
+	done atomic.Uint64
 }
 
 // segment is one run of table.WriteRecords fed from a channel.
@@ -146,7 +150,7 @@ func positions(b *schemas.Batch, idx []int) []schemas.Position {
 func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordBatch) error {
 	var seg *segment
 	if ts.wr.partitioned() {
-		seg = ts.wr.shared.segment(ts.wr, w.flushed+1)
+		seg = ts.wr.shared.segment(ts.wr, w.flushed+1, w.s.flushedLanes)
 		if w.fed == nil {
 			w.fed = map[*sharedRuns]bool{}
 		}
@@ -209,6 +213,7 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 			partitioned = append(partitioned, ts)
 		}
 	}
+	w.done.Store(epoch)
 	w.s.mu.Unlock()
 	for _, ts := range partitioned {
 		seg, last := ts.wr.shared.flush(epoch, w.lane, lanes)
@@ -237,6 +242,19 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	}
 	w.flushed, w.ahead = epoch, false
 	return nil
+}
+
+// flushedLanes returns the lanes whose Flush of epoch took the list of tables already.
+func (s *sink) flushedLanes(epoch uint64) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for lane, w := range s.writers {
+		if w.done.Load() >= epoch {
+			out = append(out, lane)
+		}
+	}
+	return out
 }
 
 // abort stops the open runs, the lane's own and the shared ones of the tables; their files
