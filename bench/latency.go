@@ -146,8 +146,10 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("starting sluice: %w", err)
 	}
+	stopRSS := rssWatch(cmd.Process.Pid)
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var rss float64 // written before exited receives
+	go func() { err := cmd.Wait(); rss = stopRSS(); exited <- err }()
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -195,9 +197,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 	if err := <-exited; err != nil {
 		return res, fmt.Errorf("sluice: %w\n%s", err, tail(stderr.Bytes()))
 	}
-	var m measurement
-	usage(&m, cmd.ProcessState)
-	res.CPU, res.RSSMB = m.CPU, m.RSSMB
+	res.CPU, res.RSSMB = cpuTime(cmd.ProcessState), rss
 
 	stopWatch()
 	<-watched

@@ -2,8 +2,8 @@
 // it builds the sluice binary, starts `sluice dev kafka` as a process of its own (its CPU is
 // not counted), loads ~1 KiB GAME_EVENT-like JSON records into an 8-partition topic, and runs
 // every scenario as its own `sluice run X.yaml --stop-at-end` process, reporting from that
-// process's rusage (wait4): wall and CPU seconds, MB of input per CPU-second, rows/s, peak
-// RSS, data files and commit latency. In the same run it measures the raw limits (a bare
+// process's rusage (wait4): wall and CPU seconds, MB of input per CPU-second, rows/s; its
+// peak RSS from /proc (memory.go), data files and commit latency. In the same run it measures the raw limits (a bare
 // franz-go consumer; with sluice's JSON decoder; with a Parquet writer) and the end-to-end
 // latency of Kafka -> Kafka at fixed input rates. Every scenario checks its sink's rows, and
 // the command exits 1 when one does not hold what it should. BENCHMARKS.md holds a full run.
@@ -40,6 +40,8 @@ func main() {
 	latSecs := flag.Duration("latency-seconds", 20*time.Second, "how long each latency run produces")
 	latEpoch := flag.Duration("latency-epoch", 100*time.Millisecond, "checkpoint_interval of the latency runs")
 	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario run into this directory (NAME-RUN.prof)")
+	heapProfiles := flag.String("heapprofile-dir", "", "write the heap profile of every scenario run at its largest heap into this directory (NAME-RUN.heap)")
+	base := flag.String("sluice-base", "", "another sluice binary (a baseline) that runs every scenario too, right after the first, as NAME@base")
 	rawChildMode := flag.String("raw-child", "", "internal: run one raw limit in this process")
 	rawAddr := flag.String("raw-addr", "", "internal: the broker of -raw-child")
 	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child, or the table it reads")
@@ -67,7 +69,8 @@ func main() {
 			}
 		}
 	}
-	o := options{records: *records, runs: *runs, trigger: *trigger, latSecs: *latSecs, latEpoch: *latEpoch, sluice: *sluice, profiles: *profiles}
+	o := options{records: *records, runs: *runs, trigger: *trigger, latSecs: *latSecs, latEpoch: *latEpoch, sluice: *sluice, profiles: *profiles,
+		heapProfiles: *heapProfiles, base: *base}
 	for r := range strings.SplitSeq(*rates, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(r))
 		if err != nil || n <= 0 {
@@ -120,6 +123,8 @@ type options struct {
 	records, runs     int
 	trigger, sluice   string
 	profiles          string // the directory of --cpuprofile-dir, or ""
+	heapProfiles      string // the directory of --heapprofile-dir, or ""
+	base              string // --sluice-base, or ""
 	rates             []int
 	latSecs, latEpoch time.Duration
 	only              map[string]bool // nil: all
@@ -134,7 +139,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, fmt.Errorf("%w", err)
 	}
 	defer os.RemoveAll(dir)
-	e := &env{sluice: o.sluice, dir: dir, records: o.records, trigger: o.trigger, profiles: o.profiles}
+	e := &env{sluice: o.sluice, dir: dir, records: o.records, trigger: o.trigger, profiles: o.profiles, heapProfiles: o.heapProfiles, base: o.base}
 	if e.sluice == "" {
 		e.sluice = filepath.Join(dir, "sluice")
 		progress("building sluice")
@@ -169,6 +174,9 @@ func run(ctx context.Context, o options) (*results, error) {
 	for _, s := range scenarios {
 		if o.wants(s.name) {
 			r.Runs = append(r.Runs, series{Name: s.name, Raw: s.raw, Google: s.google, NotBuilt: s.notBuilt})
+			if o.base != "" {
+				r.Runs = append(r.Runs, series{Name: s.name + baseSuffix, Raw: s.raw, Google: s.google, NotBuilt: s.notBuilt})
+			}
 		}
 	}
 	// Rounds: every scenario once per round, so that drift in the machine's load spreads
@@ -182,10 +190,14 @@ func run(ctx context.Context, o options) (*results, error) {
 			if s.notBuilt != "" {
 				continue
 			}
-			progress("round %d: %s", round+1, s.name)
-			m, err := e.runScenario(ctx, s, round)
+			label, bin := r.Runs[i].Name, e.sluice
+			if strings.HasSuffix(label, baseSuffix) {
+				bin = e.base
+			}
+			progress("round %d: %s", round+1, label)
+			m, err := e.runScenario(ctx, s, round, bin, label)
 			if err != nil {
-				return r, fmt.Errorf("%s, round %d: %w", s.name, round+1, err)
+				return r, fmt.Errorf("%s, round %d: %w", label, round+1, err)
 			}
 			r.Runs[i].Runs = append(r.Runs[i].Runs, m)
 		}
@@ -226,7 +238,12 @@ func (e *env) runRaws(ctx context.Context, r *results, round int, after bool) er
 	return nil
 }
 
+// baseSuffix ends the name of a series run with --sluice-base.
+const baseSuffix = "@base"
+
+// scenarioNamed is the scenario of a series name (with or without baseSuffix).
 func scenarioNamed(name string) scenario {
+	name = strings.TrimSuffix(name, baseSuffix)
 	for _, s := range scenarios {
 		if s.name == name {
 			return s

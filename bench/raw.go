@@ -69,7 +69,7 @@ func (e *env) runRaw(ctx context.Context, mode string, run int) (measurement, er
 // measureRaw runs the harness binary as the raw child of mode and reads what it reports.
 func (e *env) measureRaw(ctx context.Context, self, mode string, args ...string) (measurement, rawResult, error) {
 	var r rawResult
-	m, stdout, _, err := measure(ctx, self, append([]string{"-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records)}, args...)...)
+	m, stdout, _, err := measure(ctx, nil, self, append([]string{"-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records)}, args...)...)
 	if err != nil {
 		return m, r, err
 	}

@@ -51,14 +51,16 @@ var scenarios = []scenario{
 
 // env is what every run shares: the binary, the broker, the loaded topic.
 type env struct {
-	sluice     string
-	addr       string
-	dir        string
-	records    int
-	inputBytes int64
-	trigger    string
-	profiles   string          // where scenario runs write CPU profiles, or ""
-	bq         *bigQueryServer // started for the first BigQuery scenario
+	sluice       string
+	addr         string
+	dir          string
+	records      int
+	inputBytes   int64
+	trigger      string
+	profiles     string          // where scenario runs write CPU profiles, or ""
+	heapProfiles string          // where scenario runs write their largest heap profile, or ""
+	base         string          // --sluice-base: the binary every scenario also runs with, or ""
+	bq           *bigQueryServer // started for the first BigQuery scenario
 }
 
 // measurement is one run of a scenario or a raw limit, from the process's own accounting.
@@ -153,15 +155,16 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 	return path, outTopic, nil
 }
 
-// runScenario runs s once (round run) with --stop-at-end and checks its sink.
-func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement, error) {
+// runScenario runs s once (round run) with the sluice binary bin, --stop-at-end, and checks
+// its sink; label names the series (the scenario, or NAME@base for --sluice-base).
+func (e *env) runScenario(ctx context.Context, s scenario, run int, bin, label string) (measurement, error) {
 	if s.sink == "bigquery" && e.bq == nil {
 		var err error
 		if e.bq, err = e.startBigQuery(ctx); err != nil {
 			return measurement{}, err
 		}
 	}
-	dir := e.warehouse(s.name, run)
+	dir := e.warehouse(label, run)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return measurement{}, fmt.Errorf("%w", err)
 	}
@@ -171,9 +174,17 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement
 	}
 	args := []string{"run", path, "--stop-at-end", "--log-level", "debug"}
 	if e.profiles != "" {
-		args = append(args, "--cpuprofile", filepath.Join(e.profiles, fmt.Sprintf("%s-%d.prof", s.name, run)))
+		args = append(args, "--cpuprofile", filepath.Join(e.profiles, fmt.Sprintf("%s-%d.prof", label, run)))
 	}
-	m, _, stderr, err := measure(ctx, e.sluice, args...)
+	var heap *heapWatch
+	if e.heapProfiles != "" {
+		var flags []string
+		if heap, flags, err = newHeapWatch(filepath.Join(e.heapProfiles, fmt.Sprintf("%s-%d.heap", label, run))); err != nil {
+			return measurement{}, err
+		}
+		args = append(args, flags...)
+	}
+	m, _, stderr, err := measure(ctx, heap, bin, args...)
 	if err != nil {
 		return m, err
 	}
@@ -215,28 +226,43 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int) (measurement
 	return m, nil
 }
 
-// measure runs a process to its end and returns its wall time, CPU time (user + system) and
-// peak RSS from wait4's rusage, with what it wrote.
-func measure(ctx context.Context, name string, args ...string) (m measurement, stdout, stderr []byte, err error) {
+// measure runs a process to its end and returns its wall time, CPU time (user + system) from
+// wait4's rusage and peak RSS (rssWatch), with what it wrote. With heap, it keeps the
+// process's heap profile at its largest.
+func measure(ctx context.Context, heap *heapWatch, name string, args ...string) (m measurement, stdout, stderr []byte, err error) {
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
-	err = cmd.Run()
+	if err = cmd.Start(); err == nil {
+		stopRSS := rssWatch(cmd.Process.Pid)
+		hctx, stopHeap := context.WithCancel(ctx)
+		heapDone := make(chan struct{})
+		go func() {
+			defer close(heapDone)
+			if heap != nil {
+				heap.run(hctx)
+			}
+		}()
+		err = cmd.Wait()
+		m.RSSMB = stopRSS()
+		stopHeap()
+		<-heapDone
+	}
 	m.Wall = time.Since(start).Seconds()
 	if err != nil {
 		return m, out.Bytes(), errOut.Bytes(), fmt.Errorf("%s %s: %w\n%s\n%s", filepath.Base(name), strings.Join(args, " "), err, tail(errOut.Bytes()), tail(out.Bytes()))
 	}
-	usage(&m, cmd.ProcessState)
+	m.CPU = cpuTime(cmd.ProcessState)
 	return m, out.Bytes(), errOut.Bytes(), nil
 }
 
-// usage fills the CPU time and peak RSS of m from the process's rusage.
-func usage(m *measurement, ps *os.ProcessState) {
+// cpuTime is the CPU time (user + system) of a process that ended, in seconds.
+func cpuTime(ps *os.ProcessState) float64 {
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		m.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-		m.RSSMB = float64(ru.Maxrss) / 1024 // KiB on Linux
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 	}
+	return 0
 }
 
 // tail is the last few lines of a process's output, for error messages.

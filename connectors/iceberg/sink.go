@@ -81,8 +81,9 @@ const (
 // writing is what lanes need to write files: a view of the table with sluice's file sizes,
 // and the conversion of rows into its Arrow schema.
 type writing struct {
-	tbl  *table.Table
-	conv *converter
+	tbl    *table.Table
+	conv   *converter
+	shared sharedRuns // a partitioned table's runs that all lanes feed (shared.go)
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
@@ -216,7 +217,7 @@ func newWriting(tbl *table.Table, cat table.CatalogIO, rows *schemas.Schema) (*w
 }
 
 // writeView returns tbl with sluice's file sizes where the table sets none: files roll at
-// DefaultTargetFileSize, row groups are a quarter of that (at most 32 MiB), since iceberg-go
+// DefaultTargetFileSize, row groups are a quarter of that (at most maxRowGroup), since iceberg-go
 // only checks a file's size once a row group is written out, and pages an eighth of a row
 // group (at most 1 MiB), since a row group's size only counts the pages written out, and so
 // are dictionaries (at most 2 MiB), which count only when the row group ends.
@@ -227,7 +228,7 @@ func writeView(tbl *table.Table, cat table.CatalogIO) (*table.Table, error) {
 	if _, ok := props[targetFileSizeKey]; !ok {
 		set[targetFileSizeKey] = strconv.FormatInt(target, 10)
 	}
-	rowGroup := int64(props.GetInt(rowGroupSizeKey, int(min(max(target/4, 1), 32<<20))))
+	rowGroup := int64(props.GetInt(rowGroupSizeKey, int(min(max(target/4, 1), maxRowGroup))))
 	if _, ok := props[rowGroupSizeKey]; !ok {
 		set[rowGroupSizeKey] = strconv.FormatInt(rowGroup, 10)
 	}

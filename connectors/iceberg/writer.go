@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -15,15 +16,21 @@ import (
 )
 
 // laneWriter is one lane's side of the sink. Between two Flushes it feeds the records of each
-// table into one run of iceberg-go's record writer (a segment), which keeps one open Parquet
-// file per table partition and rolls it at the target file size; Flush ends the runs and
-// seals their files for the epoch.
+// unpartitioned table into one run of iceberg-go's record writer (a segment), which rolls its
+// Parquet file at the target file size; Flush ends the runs and seals their files for the
+// epoch. The records of a partitioned table go to the epoch's run that all lanes share
+// (shared.go), ended by the last lane to flush the epoch.
 type laneWriter struct {
 	s       *sink
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
 	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
+	ahead   bool                    // records went to shared runs of the epoch after flushed
+	fed     map[*sharedRuns]bool
+	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
+	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
+	done atomic.Uint64
 }
 
 // segment is one run of table.WriteRecords fed from a channel.
@@ -152,15 +159,24 @@ func positions(b *schemas.Batch, idx []int) []schemas.Position {
 	return out
 }
 
-// send hands rec to the lane's run for ts, starting it if needed.
+// send hands rec to the lane's run for ts, starting it if needed, or to the shared run of the
+// lane's current epoch when ts is partitioned.
 func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordBatch) error {
-	if w.segs == nil {
-		w.segs = map[*tableState]*segment{}
-	}
-	seg := w.segs[ts]
-	if seg == nil {
-		seg = startSegment(ts.wr)
-		w.segs[ts] = seg
+	var seg *segment
+	if ts.wr.partitioned() {
+		seg = ts.wr.shared.segment(ts.wr, w.flushed+1, w.s.flushedLanes)
+		if w.fed == nil {
+			w.fed = map[*sharedRuns]bool{}
+		}
+		w.ahead, w.fed[&ts.wr.shared] = true, true
+	} else {
+		if w.segs == nil {
+			w.segs = map[*tableState]*segment{}
+		}
+		if seg = w.segs[ts]; seg == nil {
+			seg = startSegment(ts.wr, 1)
+			w.segs[ts] = seg
+		}
 	}
 	select {
 	case seg.in <- rec:
@@ -177,7 +193,7 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordB
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 && len(w.ups) == 0 {
+		if epoch == w.flushed && len(w.segs) == 0 && len(w.ups) == 0 && !w.ahead {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
@@ -191,10 +207,11 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	for _, seg := range segs {
 		close(seg.in)
 	}
-	var errs []error
+	ended := map[*tableState]*segment{}
 	for ts, seg := range segs {
 		select {
 		case <-seg.done:
+			ended[ts] = seg
 		case <-ctx.Done():
 			for _, seg := range segs {
 				seg.cancel()
@@ -204,6 +221,30 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 			}
 			return ctx.Err()
 		}
+	}
+	// The shared runs of the partitioned tables: the last lane to flush the epoch ends them.
+	w.s.mu.Lock()
+	lanes := len(w.s.writers)
+	var partitioned []*tableState
+	for _, ts := range w.s.tables {
+		if ts.wr.partitioned() {
+			partitioned = append(partitioned, ts)
+		}
+	}
+	w.done.Store(epoch)
+	w.s.mu.Unlock()
+	for _, ts := range partitioned {
+		seg, last := ts.wr.shared.flush(epoch, w.lane, lanes)
+		if !last || seg == nil {
+			continue
+		}
+		if err := seg.end(ctx); err != nil {
+			return err
+		}
+		ended[ts] = seg
+	}
+	var errs []error
+	for ts, seg := range ended {
 		if seg.err != nil {
 			errs = append(errs, w.s.writeErr(ts, seg.err))
 			continue
@@ -217,25 +258,51 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	w.flushed = epoch
+	w.flushed, w.ahead = epoch, false
 	return nil
 }
 
-// abort stops the open runs; their files are never committed.
-func (w *laneWriter) abort() {
-	for _, seg := range w.segs {
-		seg.cancel()
-		close(seg.in)
-		<-seg.done
+// flushedLanes returns the lanes whose Flush of epoch took the list of tables already.
+func (s *sink) flushedLanes(epoch uint64) []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int
+	for lane, w := range s.writers {
+		if w.done.Load() >= epoch {
+			out = append(out, lane)
+		}
 	}
-	w.segs = nil
-	w.ups = nil
+	return out
 }
 
-// startSegment starts a run of the table's record writer over a new channel.
-func startSegment(wr *writing) *segment {
+// abort stops the open runs, the lane's own and the shared ones of the tables; their files
+// are never committed.
+func (w *laneWriter) abort() {
+	for _, seg := range w.segs {
+		seg.stop()
+	}
+	for r := range w.fed {
+		r.abort()
+	}
+	w.segs, w.fed, w.ups = nil, nil, nil
+}
+
+// segmentQueue is how many record batches wait for a run of the record writer: the lane's
+// channel and iceberg-go's queue of each partition's writer (64 by default, which let a
+// lane hold 64 converted batches, tens of MiB, while Parquet encoding lagged).
+const segmentQueue = 2
+
+// maxRowGroup bounds the row groups of sluice's files (the table's
+// write.parquet.row-group-size-bytes wins): iceberg-go writes a row group in memory until it
+// ends, so each open file holds up to this much (docs/operations.md, "Memory"); 32 MiB row
+// groups were 48 of a kafka-iceberg run's 180 MiB heap at its largest.
+const maxRowGroup = 4 << 20
+
+// startSegment starts a run of the table's record writer over a new channel, with workers
+// goroutines splitting a partitioned table's records by partition.
+func startSegment(wr *writing, workers int) *segment {
 	ctx, cancel := context.WithCancel(context.Background())
-	seg := &segment{in: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
+	seg := &segment{in: make(chan arrow.RecordBatch, segmentQueue), done: make(chan struct{}), cancel: cancel}
 	records := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
 		for rec := range seg.in {
 			if !yield(rec, nil) {
@@ -246,7 +313,7 @@ func startSegment(wr *writing) *segment {
 	go func() {
 		defer cancel()
 		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), records,
-			table.WithMaxWriteWorkers(1)) {
+			table.WithMaxWriteWorkers(workers), table.WithRecordBatchBufferSize(segmentQueue)) {
 			if err != nil {
 				seg.err = err
 				break

@@ -84,6 +84,17 @@ const (
 	batchFetchMaxWait  = 250 * time.Millisecond
 )
 
+// What a client buffers (docs/operations.md, "Memory"): a fetch holds up to fetchMaxBytes of
+// record batches (compressed as they are stored; franz-go's default is 50 MiB), and one fetch
+// per broker waits while the previous one is processed; a producer holds up to
+// produceBufferBytes of records not yet acknowledged (franz-go's default is 50,000 records,
+// 50 MB of 1 KiB records; Java's buffer.memory is 32 MiB). fetch.max.bytes and
+// max.partition.fetch.bytes given in the properties win.
+const (
+	fetchMaxBytes      = 2 << 20
+	produceBufferBytes = 16 << 20
+)
+
 // newClient returns a client of the brokers in s with the extra options (consumer or
 // producer ones). It starts the embedded broker when the config says so.
 func (s *settings) newClient(extra ...kgo.Opt) (*kgo.Client, error) {
@@ -129,7 +140,7 @@ func (s *settings) describeConn() string {
 // no silent reset when an offset is out of range (Open checks the offsets it starts from;
 // records lost later stop the pipeline instead of being skipped).
 func (s *settings) consumerOpts() []kgo.Opt {
-	opts := []kgo.Opt{kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NoResetOffset())}
+	opts := []kgo.Opt{kgo.KeepControlRecords(), kgo.ConsumeResetOffset(kgo.NoResetOffset()), kgo.FetchMaxBytes(fetchMaxBytes)}
 	if s.readCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
@@ -141,7 +152,7 @@ func (s *settings) consumerOpts() []kgo.Opt {
 
 // producerOpts are the options of a client that writes; txnID makes it transactional.
 func (s *settings) producerOpts(txnID string, txnTimeout time.Duration) []kgo.Opt {
-	opts := []kgo.Opt{kgo.AllowAutoTopicCreation()}
+	opts := []kgo.Opt{kgo.AllowAutoTopicCreation(), kgo.MaxBufferedBytes(produceBufferBytes)}
 	switch s.acks {
 	case "1":
 		opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()))

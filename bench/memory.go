@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Peak RSS is read from /proc/PID/status (VmHWM) while the process runs, not from wait4's
+// ru_maxrss: on Linux a child's ru_maxrss includes the parent's RSS at the fork (os/exec
+// forks with CLONE_VM, and exec records the old address space's high-water mark), so it
+// never read below the harness's own RSS (184 MB at 200k records before this).
+const rssPoll = 10 * time.Millisecond
+
+// rssWatch polls the peak RSS of process pid until stop, which returns it in MiB (the
+// tables' "peak RSS MB", as ru_maxrss was reported before).
+func rssWatch(pid int) (stop func() float64) {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	done := make(chan struct{})
+	var peak float64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(rssPoll)
+		defer t.Stop()
+		for {
+			if kb, ok := vmHWM(path); ok {
+				peak = max(peak, kb/1024)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() float64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// vmHWM reads the VmHWM line (KiB) of a /proc/PID/status file.
+func vmHWM(path string) (float64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
+}
+
+// heapWatch is --heapprofile-dir: the sluice process serves its profiler (--http-addr
+// --pprof), and the harness keeps the heap profile taken when the heap in use was largest.
+type heapWatch struct {
+	addr string // where the process serves /debug/pprof/
+	file string // where the profile goes
+}
+
+// newHeapWatch picks a free loopback port for a sluice process whose heap profile goes to
+// file, and returns the flags that make it serve its profiler there.
+func newHeapWatch(file string) (*heapWatch, []string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, fmt.Errorf("a port for the profiler: %w", err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return &heapWatch{addr: addr, file: file}, []string{"--http-addr", addr, "--pprof"}, nil
+}
+
+// heapPoll is how often the heap's size is read.
+const heapPoll = 100 * time.Millisecond
+
+// run polls the heap until ctx ends and writes the profile of the largest heap to h.file.
+func (h *heapWatch) run(ctx context.Context) {
+	var best []byte
+	var bestInuse int64
+	c := &http.Client{Timeout: 5 * time.Second}
+	for ctx.Err() == nil {
+		if inuse, ok := h.inuse(ctx, c); ok && inuse > bestInuse {
+			if p, err := h.get(ctx, c, "/debug/pprof/heap"); err == nil {
+				best, bestInuse = p, inuse
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(heapPoll):
+		}
+	}
+	if best != nil {
+		if err := os.WriteFile(h.file, best, 0o644); err != nil {
+			progress("heap profile: %v", err)
+		}
+	}
+}
+
+// inuse is the heap in use as of the last GC, from the first line of the text heap profile
+// ("heap profile: N: BYTES [...").
+func (h *heapWatch) inuse(ctx context.Context, c *http.Client) (int64, bool) {
+	b, err := h.get(ctx, c, "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	var objs, bytes_ int64
+	if _, err := fmt.Sscanf(string(line), "heap profile: %d: %d", &objs, &bytes_); err != nil {
+		return 0, false
+	}
+	return bytes_, true
+}
+
+func (h *heapWatch) get(ctx context.Context, c *http.Client, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+h.addr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	return io.ReadAll(resp.Body)
+}
