@@ -197,8 +197,8 @@ var badWant = map[string][]string{
 		"15:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
 		"16:13: unknown transform type \"Frobnicate\"",
 		"20:25: unexpected end of the expression",
-		"22:20: unknown transform \"nowhere\" in the input of Filter",
-		"23:31: unknown config key \"sneaky\" in Filter",
+		"22:20: unknown transform \"nowhere\" in the input of Filter 'Filter#2'",
+		"23:31: unknown config key \"sneaky\" in Filter 'Filter#2'",
 	},
 	"unknown_transform_key.yaml": {
 		"5:7: unknown key \"confg\" in transform (did you mean \"config\"?)",
