@@ -2,7 +2,6 @@ package runner
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -120,7 +119,11 @@ func (f *file) addTransform(s *scope, n *yaml.Node, role string, placed func(*No
 	// A broken transform is kept, so that its type is checked and references to it resolve,
 	// but not built (a misspelt key may hold its config): the file's other problems are
 	// reported with this one.
-	node := &Node{Type: spec.Type, Name: s.prefix + f.uniqueName(s, spec), Pos: f.dec.At(n), spec: spec, yaml: n,
+	name := spec.Name
+	if name == "" {
+		name = s.freeName(spec.Type)
+	}
+	node := &Node{Type: spec.Type, Name: s.prefix + name, Pos: f.dec.At(n), spec: spec, yaml: n,
 		role: role, scope: s, broken: !ok}
 	f.windowIntoConfig(node)
 	if ok && spec.Input != nil {
@@ -131,30 +134,6 @@ func (f *file) addTransform(s *scope, n *yaml.Node, role string, placed func(*No
 	f.leaves = append(f.leaves, node)
 	placed(node)
 	return node
-}
-
-// uniqueName is the name of a transform in scope s: its name:, or for an unnamed one its type,
-// numbered from the second of that type on (MapToFields#2), as unnamed composites are. A name
-// keys a transform's state in checkpoints and its metrics: two unnamed Combines of one chain
-// called alike shared one state snapshot, and /metrics failed on their duplicate series.
-// Duplicate name: keys are reported where the file's names are checked.
-func (f *file) uniqueName(s *scope, spec transformSpec) string {
-	if spec.Name != "" {
-		return spec.Name
-	}
-	taken := func(name string) bool {
-		for _, m := range s.members {
-			if m.Name == s.prefix+name {
-				return true
-			}
-		}
-		return false
-	}
-	name := spec.Type
-	for k := 2; taken(name); k++ {
-		name = fmt.Sprintf("%s#%d", spec.Type, k)
-	}
-	return name
 }
 
 // refuseDependencies reports a transform's `dependencies:` (Beam installs the packages it

@@ -74,10 +74,7 @@ func (f *file) addComposite(s *scope, n *yaml.Node, role string, placed func(*No
 	f.dec.Decode(n, &cs, "transform") // problems reported; what decoded is still read
 	name := cs.Name
 	if name == "" { // Beam's default name; a second unnamed one of the type is numbered
-		name = defaultName(cs.Type)
-		if k := len(s.lookup(name)); k > 0 {
-			name = fmt.Sprintf("%s#%d", name, k+1)
-		}
+		name = s.freeName(defaultName(cs.Type))
 	}
 	node := &Node{Type: cs.Type, Name: s.prefix + name, Pos: f.dec.At(n), yaml: n, role: role, scope: s,
 		spec: transformSpec{Type: cs.Type, Name: cs.Name, Input: cs.Input, Output: cs.Output, Windowing: cs.Windowing}}
@@ -180,6 +177,27 @@ func (s *scope) rootWindow() *window.Spec {
 		}
 	}
 	return nil
+}
+
+// freeName is the name of an unnamed member of s called base: base, or from the second one on
+// base#2, base#3... in file order. A name keys a transform's state in checkpoints and its
+// metrics: two unnamed Combines of one chain called alike shared one state snapshot, and
+// /metrics failed on their duplicate series. Duplicate name: keys are reported where the
+// file's names are checked.
+func (s *scope) freeName(base string) string {
+	taken := func(name string) bool {
+		for _, m := range s.members {
+			if m.Name == s.prefix+name {
+				return true
+			}
+		}
+		return false
+	}
+	name := base
+	for k := 2; taken(name); k++ {
+		name = fmt.Sprintf("%s#%d", base, k)
+	}
+	return name
 }
 
 // defaultName is the name Beam gives an unnamed nested chain or composite.

@@ -141,9 +141,11 @@ func (sc *scalar) describe() string {
 	return "object"
 }
 
-// clip shortens s for an error message, on a rune boundary.
-func clip(s string) string {
-	const limit = 64
+// clip shortens s for an error message.
+func clip(s string) string { return Clip(s, 64, "...") }
+
+// Clip cuts s to at most limit bytes on a rune boundary, adding more when it cut.
+func Clip(s string, limit int, more string) string {
 	if len(s) <= limit {
 		return s
 	}
@@ -151,7 +153,7 @@ func clip(s string) string {
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + "..."
+	return s[:cut] + more
 }
 
 // mismatch is the reason for a value of the wrong type; detail, when given, says more.

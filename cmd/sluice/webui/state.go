@@ -5,12 +5,12 @@ import (
 	"maps"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // State is what /api/state answers: the graph with each node's counters, lag, commits and
@@ -107,7 +107,7 @@ func (s *Server) state() (*State, error) {
 		}
 	}
 	for _, e := range s.cfg.Recent.Errors() {
-		st.Errors = append(st.Errors, Sample{Node: e.Node, Output: e.Output, At: e.At, Row: clip(p.Secrets.Mask(string(e.Row)))})
+		st.Errors = append(st.Errors, Sample{Node: e.Node, Output: e.Output, At: e.At, Row: schemas.Clip(p.Secrets.Mask(string(e.Row)), maxSample, "…")})
 	}
 	return st, nil
 }
@@ -142,18 +142,6 @@ func layout(nodes []NodeState, edges []runner.GraphEdge) {
 		nodes[i].Row = rows[nodes[i].Layer]
 		rows[nodes[i].Layer]++
 	}
-}
-
-// clip cuts s to maxSample bytes on a character boundary.
-func clip(s string) string {
-	if len(s) <= maxSample {
-		return s
-	}
-	cut := maxSample
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // probe is "ok" or why check failed.
