@@ -21,6 +21,8 @@ type JSONDecoder struct {
 	parser  fastjson.Parser
 	num     []byte  // the text of the number being converted
 	scratch [][]any // field values of the structs being decoded, one slice per depth
+	sc      scanner // the fast path's (json_scan.go)
+	items   [][]any // elements of the arrays being scanned, one slice per depth
 }
 
 // decPlan is a type prepared for decoding: field lookups resolved once, not per record.
@@ -70,6 +72,16 @@ func planStruct(t *Type) *decPlan {
 // the field when a value does not fit its type, and says where when data is not valid JSON,
 // invalid UTF-8 included: a bad record is not repaired into one that says something else.
 func (d *JSONDecoder) Decode(data []byte) (Row, error) {
+	if row, ok := d.scan(data); ok {
+		return row, nil
+	}
+	return d.decodeChecked(data)
+}
+
+// decodeChecked is Decode's checked path, for the records the fast path (scan) gives up on:
+// fastjson validates the record, then parses it into a tree that is converted to a row. It
+// decides what is accepted and says why a record is not.
+func (d *JSONDecoder) decodeChecked(data []byte) (Row, error) {
 	if err := fastjson.ValidateBytes(data); err != nil {
 		return nil, syntaxError(data, err)
 	}
