@@ -98,7 +98,7 @@ func BenchmarkJSONDecode(b *testing.B) {
 		decode func(*JSONDecoder, []byte) (Row, error)
 	}{
 		{"scan", (*JSONDecoder).Decode},
-		{"checked", (*JSONDecoder).decodeChecked},
+		{"checked", (*JSONDecoder).DecodeChecked},
 	} {
 		b.Run(path.name, func(b *testing.B) {
 			_, d := gameEventDecoder(b)

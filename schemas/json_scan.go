@@ -13,7 +13,7 @@ import (
 // decodes straight into the row, driven by the decoder's plan, with no tree of values in
 // between (fastjson's validator, parser and tree walk were three passes and most of the cost).
 //
-// It accepts a subset of what the checked path (decodeChecked) accepts and yields the same row
+// It accepts a subset of what the checked path (DecodeChecked) accepts and yields the same row
 // for it. Anything else gives up (ok false) and the record is decoded again by the checked
 // path, which stays the reference for every error message and position: a syntax error, a
 // value that does not fit its field, a raw control character in a string (the checked path's

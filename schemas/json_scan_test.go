@@ -81,7 +81,7 @@ func TestJSONScanAgreesWithChecked(t *testing.T) {
 			return
 		}
 		fast++
-		want, err := d.decodeChecked(in)
+		want, err := d.DecodeChecked(in)
 		if err != nil {
 			t.Fatalf("the fast path accepted %q, the checked path says %v", in, err)
 		}
