@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
@@ -93,7 +94,7 @@ func rawChild(mode, addr string, n int, dir string) error {
 	var finish func() error
 	if mode != rawConsume {
 		var node yaml.Node
-		if err := yaml.Unmarshal([]byte(eventSchema), &node); err != nil {
+		if err := yaml.Unmarshal([]byte(benchdata.EventSchema), &node); err != nil {
 			return fmt.Errorf("the event schema: %w", err)
 		}
 		s, err := schemas.ParseJSONSchema(&node)
