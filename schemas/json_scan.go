@@ -382,6 +382,9 @@ func (d *JSONDecoder) scanValue(p *decPlan, depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
+		if f, ok := exactFloat(text); ok {
+			return f, true
+		}
 		f, err := strconv.ParseFloat(bytesView(text), 64)
 		return f, err == nil
 	case Bool:
@@ -416,6 +419,43 @@ func (d *JSONDecoder) scanValue(p *decPlan, depth int) (any, bool) {
 		return nil, false
 	}
 	return d.convert(sc, p.t)
+}
+
+// float64Pow10 are the powers of ten that float64 holds exactly.
+var float64Pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// exactFloat converts a JSON number without exponent and with at most 15 digits, such as
+// 52.379189 or -0.5, as strconv.ParseFloat does: its digits and the power of ten are exact in
+// a float64, so the one division rounds correctly. ok is false for other numbers.
+func exactFloat(text []byte) (float64, bool) {
+	neg := text[0] == '-'
+	if neg {
+		text = text[1:]
+	}
+	var mant uint64
+	digits, frac := 0, -1
+	for _, c := range text {
+		switch {
+		case isDigit(c):
+			mant = mant*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.':
+			frac = 0
+		default:
+			return 0, false // an exponent
+		}
+	}
+	if digits > 15 {
+		return 0, false
+	}
+	f := float64(mant) / float64Pow10[max(frac, 0)]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // scanScalar reads a string, number or boolean at s.at, which begins with c.

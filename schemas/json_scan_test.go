@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -104,5 +106,38 @@ func TestJSONScanAgreesWithChecked(t *testing.T) {
 	t.Logf("%d inputs, %d taken by the fast path", checked, fast)
 	if fast < checked/20 {
 		t.Errorf("the fast path took %d of %d inputs: the check above hardly ran", fast, checked)
+	}
+}
+
+// exactFloat agrees with strconv.ParseFloat on the numbers it takes.
+func TestExactFloat(t *testing.T) {
+	for _, in := range []string{"0", "-0", "0.0", "1", "-1.5", "52.379189", "4.827632", "0.1", "0.3",
+		"123456789012345", "1234567.89012345", "0.000000000000001", "-999999999999999", "9007199254740993",
+		"1234567890123456", "0.1234567890123456", "1e5", "2.5E-3"} {
+		f, ok := exactFloat([]byte(in))
+		want, err := strconv.ParseFloat(in, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		digits := len(strings.NewReplacer("-", "", ".", "").Replace(in))
+		if wantOK := digits <= 15 && !strings.ContainsAny(in, "eE"); ok != wantOK {
+			t.Errorf("%s: ok %v, want %v", in, ok, wantOK)
+		}
+		if ok && (f != want || math.Signbit(f) != math.Signbit(want)) {
+			t.Errorf("%s: got %v, want %v", in, f, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100_000 {
+		digits := strconv.FormatUint(rng.Uint64N(1_000_000_000_000_000), 10)
+		at := rng.IntN(len(digits) + 1)
+		in := digits[:at] + "." + digits[at:]
+		if at == 0 || at == len(digits) {
+			in = digits
+		}
+		f, ok := exactFloat([]byte(in))
+		if want, _ := strconv.ParseFloat(in, 64); !ok || f != want {
+			t.Fatalf("%s: got %v, %v; want %v", in, f, ok, want)
+		}
 	}
 }
