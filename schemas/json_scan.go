@@ -70,9 +70,24 @@ func stringStops(w uint64) uint64 {
 // str reads the string whose opening quote is at s.at and returns its text: a view of the
 // input, or of s.esc when it had escapes, valid until the next string is read.
 func (s *scanner) str() ([]byte, bool) {
-	in := s.in
 	start := s.at + 1
-	i := start
+	end, ok := s.plain(start)
+	if !ok {
+		return nil, false
+	}
+	if s.in[end] == '"' {
+		s.at = end + 1
+		return s.in[start:end], true
+	}
+	s.esc = append(s.esc[:0], s.in[start:end]...)
+	return s.unescape(end)
+}
+
+// plain passes over the plain bytes of a string from i and returns the index of the '"' or
+// '\\' that ends them; ok is false at a raw control character, invalid UTF-8 or the end of
+// the input.
+func (s *scanner) plain(i int) (int, bool) {
+	in := s.in
 	for {
 		for i+8 <= len(in) {
 			if m := stringStops(binary.LittleEndian.Uint64(in[i:])); m != 0 {
@@ -82,21 +97,17 @@ func (s *scanner) str() ([]byte, bool) {
 			i += 8
 		}
 		if i >= len(in) {
-			return nil, false
+			return i, false
 		}
 		switch c := in[i]; {
-		case c == '"':
-			s.at = i + 1
-			return in[start:i], true
-		case c == '\\':
-			s.esc = append(s.esc[:0], in[start:i]...)
-			return s.unescape(i)
+		case c == '"' || c == '\\':
+			return i, true
 		case c < 0x20:
-			return nil, false
+			return i, false
 		case c >= utf8.RuneSelf:
 			r, n := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && n == 1 {
-				return nil, false
+				return i, false
 			}
 			i += n
 		default:
@@ -105,31 +116,11 @@ func (s *scanner) str() ([]byte, bool) {
 	}
 }
 
-// unescape goes on with a string at its first backslash, at i, writing its text to s.esc as
-// fastjson does (surrogate pairs combined; a lone surrogate gives up).
+// unescape goes on with a string at the backslash at i, writing its text to s.esc as fastjson
+// does (surrogate pairs combined; a lone surrogate gives up).
 func (s *scanner) unescape(i int) ([]byte, bool) {
 	in := s.in
-	for i < len(in) {
-		c := in[i]
-		switch {
-		case c == '"':
-			s.at = i + 1
-			return s.esc, true
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRune(in[i:])
-			if r == utf8.RuneError && n == 1 {
-				return nil, false
-			}
-			s.esc = append(s.esc, in[i:i+n]...)
-			i += n
-			continue
-		case c != '\\':
-			s.esc = append(s.esc, c)
-			i++
-			continue
-		}
+	for {
 		if i+1 >= len(in) {
 			return nil, false
 		}
@@ -165,8 +156,17 @@ func (s *scanner) unescape(i int) ([]byte, bool) {
 		default:
 			return nil, false
 		}
+		end, ok := s.plain(i)
+		if !ok {
+			return nil, false
+		}
+		s.esc = append(s.esc, in[i:end]...)
+		if in[end] == '"' {
+			s.at = end + 1
+			return s.esc, true
+		}
+		i = end
 	}
-	return nil, false
 }
 
 // hex4 reads the four hex digits of a \u escape at in[i:].
