@@ -141,3 +141,27 @@ func TestExactFloat(t *testing.T) {
 		}
 	}
 }
+
+// A stream of records the fast path gives up on goes to the checked path alone for a while,
+// then the fast path is tried again; every record decodes as the checked path says.
+func TestJSONScanPausesOnMisses(t *testing.T) {
+	d := NewJSONDecoder(kindsSchema())
+	lenient := []byte("{\"id\": 1, \"s\": \"raw\ttab\\n\"}") // accepted by the checked path only
+	for i := range scanMisses {
+		row, err := d.Decode(lenient)
+		if err != nil || row[0] != int64(1) || row[3] != "raw\ttab\n" {
+			t.Fatalf("record %d: %v, %v", i, row, err)
+		}
+	}
+	if d.skip != scanPause {
+		t.Fatalf("after %d misses, %d records skip the fast path; want %d", scanMisses, d.skip, scanPause)
+	}
+	for range scanPause {
+		if _, err := d.Decode([]byte(`{"id": 2}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Decode([]byte(`{"id": 3}`)); err != nil || d.skip != 0 || d.misses != 0 {
+		t.Fatalf("after the pause: skip %d, misses %d, %v; want the fast path again", d.skip, d.misses, err)
+	}
+}
