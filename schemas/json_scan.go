@@ -18,7 +18,8 @@ import (
 // path, which stays the reference for every error message and position: a syntax error, a
 // value that does not fit its field, a raw control character in a string (the checked path's
 // leniency), a lone surrogate escape, nesting deeper than maxScanDepth. A bad record costs a
-// second decode; TestJSONScanAgreesWithChecked and FuzzJSONDecode hold the two paths together.
+// second decode (and a run of them pauses the fast path: scanMisses); the tests
+// TestJSONScanAgreesWithChecked and FuzzJSONDecode hold the two paths together.
 
 // maxScanDepth is the nesting the fast path decodes; deeper records (up to fastjson's 300
 // levels) take the checked path.
