@@ -3,82 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// eventSchema is the JSON Schema of the records, shaped like the GAME_EVENT records of Google's
-// Streaming Data Generator (ids, timestamps, strings, numbers) plus a padded note, so a record
-// is about 1 KiB. eventTimestamp is microseconds since the epoch: the latency runs put the
-// producer's clock there.
-const eventSchema = `type: object
-required: [id]
-properties:
-  id: {type: integer}
-  eventId: {type: string}
-  eventTimestamp: {type: integer}
-  eventTime: {type: string, format: date-time}
-  username: {type: string}
-  team: {type: string}
-  quest: {type: string}
-  country: {type: string}
-  platform: {type: string}
-  score: {type: integer}
-  level: {type: integer}
-  completed: {type: boolean}
-  latitude: {type: number}
-  longitude: {type: number}
-  coins: {type: number}
-  userAgent: {type: string}
-  note: {type: string}
-`
-
-// recordSize is the size the generator pads each record to.
-const recordSize = 1024
-
-var (
-	words     = strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu quest guild raid loot arena")
-	quests    = []string{"A Break In the Ice", "Ghosts of Perdition", "Survive the Low Road", "The Long Night"}
-	countries = []string{"Netherlands", "Germany", "United States", "Brazil", "Japan", "India", "Kenya", "France"}
-	platforms = []string{"android", "ios", "web", "console"}
-)
-
-// generator makes GAME_EVENT-like JSON records. It is not safe for concurrent use.
-type generator struct {
-	rng  *rand.Rand
-	note []byte
-}
-
-func newGenerator(seed uint64) *generator {
-	return &generator{rng: rand.New(rand.NewPCG(seed, 7))}
-}
-
-// event appends record id, stamped with tsMicro, to dst.
-func (g *generator) event(dst []byte, id, tsMicro int64) []byte {
-	r := g.rng
-	start := len(dst)
-	dst = fmt.Appendf(dst, `{"id":%d,"eventId":"%08x-%04x-4%03x-%04x-%012x","eventTimestamp":%d,"eventTime":%q,`+
-		`"username":"player_%d","team":"team-%d","quest":%q,"country":%q,"platform":%q,"score":%d,"level":%d,`+
-		`"completed":%t,"latitude":%.6f,"longitude":%.6f,"coins":%.2f,`+
-		`"userAgent":"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/125.0.%d.113 Mobile Safari/537.36","note":"`,
-		id, r.Uint32(), r.IntN(1<<16), r.IntN(1<<12), 0x8000|r.IntN(1<<14), r.Uint64()&(1<<48-1),
-		tsMicro, time.UnixMicro(tsMicro).UTC().Format(time.RFC3339Nano),
-		r.IntN(100_000), r.IntN(500), quests[r.IntN(len(quests))], countries[r.IntN(len(countries))],
-		platforms[r.IntN(len(platforms))], r.IntN(10_000), r.IntN(60)+1, r.IntN(2) == 0,
-		r.Float64()*180-90, r.Float64()*360-180, r.Float64()*10_000, r.IntN(9000)+1000)
-	pad := recordSize - 2 - (len(dst) - start)
-	g.note = g.note[:0]
-	for len(g.note) < pad {
-		g.note = append(g.note, words[r.IntN(len(words))]...)
-		g.note = append(g.note, ' ')
-	}
-	dst = append(dst, g.note[:max(pad, 0)]...)
-	return append(dst, `"}`...)
-}
 
 // baseMicro is the event time of record 0 of the loaded topic.
 var baseMicro = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC).UnixMicro()
@@ -125,11 +55,11 @@ func load(ctx context.Context, addr, topic string, n int) (int64, error) {
 		return 0, fmt.Errorf("producer: %w", err)
 	}
 	defer cl.Close()
-	g := newGenerator(1)
+	g := benchdata.NewGenerator(1)
 	var total int64
 	errc := make(chan error, 1)
 	for i := range n {
-		v := g.event(nil, int64(i), baseMicro+int64(i)*1000)
+		v := g.Event(nil, int64(i), baseMicro+int64(i)*1000)
 		total += int64(len(v))
 		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, func(_ *kgo.Record, err error) {
 			if err != nil {
@@ -154,7 +84,7 @@ func load(ctx context.Context, addr, topic string, n int) (int64, error) {
 // paced produces records with ids from firstID into topic at rate records per second for d,
 // each stamped with the time it is handed to the client, and returns how many it produced.
 func paced(ctx context.Context, cl *kgo.Client, topic string, firstID int64, rate int, d time.Duration) (int, error) {
-	g := newGenerator(uint64(firstID) + 3)
+	g := benchdata.NewGenerator(uint64(firstID) + 3)
 	errc := make(chan error, 1)
 	start := time.Now()
 	n := 0
@@ -167,7 +97,7 @@ func paced(ctx context.Context, cl *kgo.Client, topic string, firstID int64, rat
 			break
 		}
 		for due := int(el.Seconds() * float64(rate)); n < due; n++ {
-			v := g.event(nil, firstID+int64(n), time.Now().UnixMicro())
+			v := g.Event(nil, firstID+int64(n), time.Now().UnixMicro())
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: v}, func(_ *kgo.Record, err error) {
 				if err != nil {
 					select {

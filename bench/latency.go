@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/valyala/fastjson"
 )
@@ -172,8 +173,8 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 			return res, fmt.Errorf("sluice exited while warming up: %w\n%s", err, tail(stderr.Bytes()))
 		default:
 		}
-		g := newGenerator(uint64(k))
-		producer.Produce(ctx, &kgo.Record{Topic: in, Value: g.event(nil, warmID+k, time.Now().UnixMicro())}, nil)
+		g := benchdata.NewGenerator(uint64(k))
+		producer.Produce(ctx, &kgo.Record{Topic: in, Value: g.Event(nil, warmID+k, time.Now().UnixMicro())}, nil)
 		time.Sleep(200 * time.Millisecond)
 	}
 

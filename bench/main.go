@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,15 +47,22 @@ func main() {
 	rawAddr := flag.String("raw-addr", "", "internal: the broker of -raw-child")
 	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child, or the table it reads")
 	rawTopic := flag.String("raw-topic", "", "internal: the topic -raw-child produces to")
+	rawProfile := flag.String("raw-cpuprofile", "", "internal: the CPU profile -raw-child writes")
 	flag.Parse()
 	if *rawChildMode != "" {
-		var err error
+		stopProfile, err := startCPUProfile(*rawProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench raw:", err)
+			os.Exit(1)
+		}
+		defer stopProfile()
 		if *rawChildMode == rawIcebergKafka {
 			err = rawIcebergChild(*rawAddr, *rawDir, *rawTopic)
 		} else {
 			err = rawChild(*rawChildMode, *rawAddr, *records, *rawDir)
 		}
 		if err != nil {
+			stopProfile()
 			fmt.Fprintln(os.Stderr, "bench raw:", err)
 			os.Exit(1)
 		}
@@ -316,4 +324,20 @@ func writeJSON(path string, r *results) error {
 
 func progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// startCPUProfile writes a CPU profile of this process to path, if given, until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"gopkg.in/yaml.v3"
@@ -22,12 +23,13 @@ import (
 // The raw limits: what the same work costs with no pipeline machinery, each in a process of
 // its own (the harness runs its own binary with -raw-child) so that its rusage is its own.
 const (
-	rawConsume = "consume"                // a bare franz-go consumer reading the topic
-	rawDecode  = "consume+decode"         // and sluice's JSON decoder (schemas.JSONDecoder) into rows
-	rawParquet = "consume+decode+parquet" // and the rows into Parquet through arrow-go's pqarrow, zstd, as iceberg-go writes
+	rawConsume       = "consume"                 // a bare franz-go consumer reading the topic
+	rawDecode        = "consume+decode"          // and sluice's JSON decoder (schemas.JSONDecoder) into rows
+	rawDecodeChecked = "consume+decode-fastjson" // the same by the decoder's checked path alone (fastjson), Decode before issue 21
+	rawParquet       = "consume+decode+parquet"  // and the rows into Parquet through arrow-go's pqarrow, zstd, as iceberg-go writes
 )
 
-var rawModes = []string{rawConsume, rawDecode, rawParquet}
+var rawModes = []string{rawConsume, rawDecodeChecked, rawDecode, rawParquet}
 
 // rawResult is what a raw child reports on stdout.
 type rawResult struct {
@@ -43,7 +45,7 @@ func (e *env) runRaw(ctx context.Context, mode string, run int) (measurement, er
 	}
 	if mode == rawIcebergKafka {
 		topic := fmt.Sprintf("raw-out-%d-%d", run, time.Now().UnixNano())
-		m, r, err := e.measureRaw(ctx, self, mode, "-raw-dir", e.warehouse("kafka-iceberg", run), "-raw-topic", topic)
+		m, r, err := e.measureRaw(ctx, self, mode, run, "-raw-dir", e.warehouse("kafka-iceberg", run), "-raw-topic", topic)
 		if err == nil && r.Rows != int64(e.records) {
 			m.Check = fmt.Sprintf("produced %d records, want %d", r.Rows, e.records)
 		}
@@ -56,7 +58,7 @@ func (e *env) runRaw(ctx context.Context, mode string, run int) (measurement, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return measurement{}, fmt.Errorf("%w", err)
 	}
-	m, r, err := e.measureRaw(ctx, self, mode, "-raw-dir", dir)
+	m, r, err := e.measureRaw(ctx, self, mode, run, "-raw-dir", dir)
 	if err != nil {
 		return m, err
 	}
@@ -67,9 +69,13 @@ func (e *env) runRaw(ctx context.Context, mode string, run int) (measurement, er
 }
 
 // measureRaw runs the harness binary as the raw child of mode and reads what it reports.
-func (e *env) measureRaw(ctx context.Context, self, mode string, args ...string) (measurement, rawResult, error) {
+func (e *env) measureRaw(ctx context.Context, self, mode string, run int, args ...string) (measurement, rawResult, error) {
 	var r rawResult
-	m, stdout, _, err := measure(ctx, nil, self, append([]string{"-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records)}, args...)...)
+	args = append([]string{"-raw-child", mode, "-raw-addr", e.addr, "-records", fmt.Sprint(e.records)}, args...)
+	if e.profiles != "" {
+		args = append(args, "-raw-cpuprofile", filepath.Join(e.profiles, fmt.Sprintf("raw-%s-%d.prof", mode, run)))
+	}
+	m, stdout, _, err := measure(ctx, nil, self, args...)
 	if err != nil {
 		return m, r, err
 	}
@@ -88,7 +94,7 @@ func rawChild(mode, addr string, n int, dir string) error {
 	var finish func() error
 	if mode != rawConsume {
 		var node yaml.Node
-		if err := yaml.Unmarshal([]byte(eventSchema), &node); err != nil {
+		if err := yaml.Unmarshal([]byte(benchdata.EventSchema), &node); err != nil {
 			return fmt.Errorf("the event schema: %w", err)
 		}
 		s, err := schemas.ParseJSONSchema(&node)
@@ -99,6 +105,12 @@ func rawChild(mode, addr string, n int, dir string) error {
 		work = func(v []byte) error {
 			_, err := dec.Decode(v)
 			return err
+		}
+		if mode == rawDecodeChecked {
+			work = func(v []byte) error {
+				_, err := dec.DecodeChecked(v)
+				return err
+			}
 		}
 		if mode == rawParquet {
 			pw, err := newParquetSink(s, filepath.Join(dir, "raw.parquet"))
@@ -113,7 +125,7 @@ func rawChild(mode, addr string, n int, dir string) error {
 				return pw.add(row)
 			}
 			finish = pw.close
-		} else if mode != rawDecode {
+		} else if mode != rawDecode && mode != rawDecodeChecked {
 			return fmt.Errorf("unknown raw mode %q", mode)
 		}
 	}

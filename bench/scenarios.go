@@ -19,6 +19,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	_ "github.com/apache/iceberg-go/catalog/sql" // the sql catalog the pipelines use
 	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/valyala/fastjson"
 	_ "modernc.org/sqlite" // its sqlite driver
@@ -108,7 +109,7 @@ func kafkaSource(addr, topic string) string {
         append: true
         fields:
           points: score * 2
-`, addr, topic, indent(eventSchema, 8))
+`, addr, topic, indent(benchdata.EventSchema, 8))
 }
 
 // kafkaSink is a WriteToKafka sink writing JSON.

@@ -9,13 +9,19 @@ import (
 )
 
 // FuzzJSONDecode checks that decoding arbitrary bytes never panics, never accepts what is
-// not JSON, and that a decoded row re-encodes to JSON that decodes to the same row and
-// re-encodes to the same bytes. Seeds: testdata/fuzz/FuzzJSONDecode.
+// not JSON, that Decode's fast path agrees with its checked path, and that a decoded row
+// re-encodes to JSON that decodes to the same row and re-encodes to the same bytes. Seeds: testdata/fuzz/FuzzJSONDecode.
 func FuzzJSONDecode(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "s": "x", "extra": [1, 2.5, {"a": null}]}`))
 	s := kindsSchema()
 	d := NewJSONDecoder(s)
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if fast, ok := d.scan(data); ok { // the fast path accepts nothing the checked one does not
+			checked, err := d.DecodeChecked(data)
+			if err != nil || !sameValue(fast, checked) {
+				t.Fatalf("%q: the fast path gives %#v, the checked path %#v, %v", data, fast, checked, err)
+			}
+		}
 		row, err := d.Decode(data)
 		if err != nil {
 			return

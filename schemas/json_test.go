@@ -49,48 +49,50 @@ func kindsRow(vals map[string]any) Row {
 	return row
 }
 
-func TestJSONDecode(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want map[string]any
-	}{
-		{"only the required field", `{"id": 1}`, map[string]any{"id": int64(1)}},
-		{"nulls and unknown properties", `{"id": 2, "s": null, "zzz": {"deep": [1, 2]}, "ok": null}`, map[string]any{"id": int64(2)}},
-		{
-			"every kind",
-			`{"id": -9223372036854775808, "ok": true, "x": 2.5, "s": "caf\u00e9 \ud83d\ude00 \"q\"", "b": "aGVsbG8=",
+// jsonDecodeCases are records of kindsSchema and their rows.
+var jsonDecodeCases = []struct {
+	name string
+	in   string
+	want map[string]any
+}{
+	{"only the required field", `{"id": 1}`, map[string]any{"id": int64(1)}},
+	{"nulls and unknown properties", `{"id": 2, "s": null, "zzz": {"deep": [1, 2]}, "ok": null}`, map[string]any{"id": int64(2)}},
+	{
+		"every kind",
+		`{"id": -9223372036854775808, "ok": true, "x": 2.5, "s": "caf\u00e9 \ud83d\ude00 \"q\"", "b": "aGVsbG8=",
 			  "ts": "2024-05-01T12:00:00.123456789+02:00", "d": "2024-02-29", "price": 12.5,
 			  "tags": ["a", null, "c"], "user": {"name": "ann"}, "attrs": {"k": 1, "z": -0.5},
 			  "extra": {"a": [1, 2.5, "x", null, true, {"b": 1.0}], "big": 1e300},
 			  "events": [{"at": 0, "days": ["1970-01-01"]}, {"at": "2000-01-01T00:00:00Z"}]}`,
-			map[string]any{
-				"id": int64(math.MinInt64), "ok": true, "x": 2.5, "s": "café 😀 \"q\"", "b": []byte("hello"),
-				"ts": ts("2024-05-01T10:00:00.123456789Z"), "d": day("2024-02-29"), "price": rat("12.5"),
-				"tags":  []any{"a", nil, "c"},
-				"user":  map[string]any{"name": "ann", "age": nil},
-				"attrs": map[string]any{"k": 1.0, "z": -0.5},
-				"extra": map[string]any{"a": []any{int64(1), 2.5, "x", nil, true, map[string]any{"b": int64(1)}}, "big": 1e300},
-				"events": []any{
-					map[string]any{"at": ts("1970-01-01T00:00:00Z"), "days": []any{day("1970-01-01")}},
-					map[string]any{"at": ts("2000-01-01T00:00:00Z"), "days": nil},
-				},
+		map[string]any{
+			"id": int64(math.MinInt64), "ok": true, "x": 2.5, "s": "café 😀 \"q\"", "b": []byte("hello"),
+			"ts": ts("2024-05-01T10:00:00.123456789Z"), "d": day("2024-02-29"), "price": rat("12.5"),
+			"tags":  []any{"a", nil, "c"},
+			"user":  map[string]any{"name": "ann", "age": nil},
+			"attrs": map[string]any{"k": 1.0, "z": -0.5},
+			"extra": map[string]any{"a": []any{int64(1), 2.5, "x", nil, true, map[string]any{"b": int64(1)}}, "big": 1e300},
+			"events": []any{
+				map[string]any{"at": ts("1970-01-01T00:00:00Z"), "days": []any{day("1970-01-01")}},
+				map[string]any{"at": ts("2000-01-01T00:00:00Z"), "days": nil},
 			},
 		},
-		{"whole numbers written as floats are integers", `{"id": 1.0}`, map[string]any{"id": int64(1)}},
-		{"exponents are integers when whole", `{"id": 1.5e3}`, map[string]any{"id": int64(1500)}},
-		{"largest integer", `{"id": 9223372036854775807}`, map[string]any{"id": int64(math.MaxInt64)}},
-		{"numbers accept integers", `{"id": 1, "x": 3}`, map[string]any{"id": int64(1), "x": 3.0}},
-		{"epoch seconds with a fraction are exact", `{"id": 1, "ts": 1700000000.123}`, map[string]any{"id": int64(1), "ts": ts("2023-11-14T22:13:20.123Z")}},
-		{"negative epoch seconds", `{"id": 1, "ts": -1.5}`, map[string]any{"id": int64(1), "ts": ts("1969-12-31T23:59:58.5Z")}},
-		{"unpadded base64", `{"id": 1, "b": "aGVsbG8"}`, map[string]any{"id": int64(1), "b": []byte("hello")}},
-		{"URL-safe base64", `{"id": 1, "b": "-_8="}`, map[string]any{"id": int64(1), "b": []byte{0xfb, 0xff}}},
-		{"decimal as a string", `{"id": 1, "price": "-0.10"}`, map[string]any{"id": int64(1), "price": rat("-1/10")}},
-		{"duplicate property: the last wins", `{"id": 1, "id": 2}`, map[string]any{"id": int64(2)}},
-		{"fields in any order", `{"s": "x", "ok": false, "id": 3}`, map[string]any{"id": int64(3), "s": "x", "ok": false}},
-	}
+	},
+	{"whole numbers written as floats are integers", `{"id": 1.0}`, map[string]any{"id": int64(1)}},
+	{"exponents are integers when whole", `{"id": 1.5e3}`, map[string]any{"id": int64(1500)}},
+	{"largest integer", `{"id": 9223372036854775807}`, map[string]any{"id": int64(math.MaxInt64)}},
+	{"numbers accept integers", `{"id": 1, "x": 3}`, map[string]any{"id": int64(1), "x": 3.0}},
+	{"epoch seconds with a fraction are exact", `{"id": 1, "ts": 1700000000.123}`, map[string]any{"id": int64(1), "ts": ts("2023-11-14T22:13:20.123Z")}},
+	{"negative epoch seconds", `{"id": 1, "ts": -1.5}`, map[string]any{"id": int64(1), "ts": ts("1969-12-31T23:59:58.5Z")}},
+	{"unpadded base64", `{"id": 1, "b": "aGVsbG8"}`, map[string]any{"id": int64(1), "b": []byte("hello")}},
+	{"URL-safe base64", `{"id": 1, "b": "-_8="}`, map[string]any{"id": int64(1), "b": []byte{0xfb, 0xff}}},
+	{"decimal as a string", `{"id": 1, "price": "-0.10"}`, map[string]any{"id": int64(1), "price": rat("-1/10")}},
+	{"duplicate property: the last wins", `{"id": 1, "id": 2}`, map[string]any{"id": int64(2)}},
+	{"fields in any order", `{"s": "x", "ok": false, "id": 3}`, map[string]any{"id": int64(3), "s": "x", "ok": false}},
+}
+
+func TestJSONDecode(t *testing.T) {
 	d := NewJSONDecoder(kindsSchema())
-	for _, tt := range tests {
+	for _, tt := range jsonDecodeCases {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := d.Decode([]byte(tt.in))
 			if err != nil {
@@ -103,52 +105,54 @@ func TestJSONDecode(t *testing.T) {
 	}
 }
 
+// jsonDecodeErrorCases are bad records of kindsSchema and their errors.
+var jsonDecodeErrorCases = []struct {
+	name, in, want string
+}{
+	{"string for integer", `{"id": "1"}`, `field "id": want an integer, got string "1"`},
+	{"fraction for integer", `{"id": 1.5}`, `field "id": want an integer, got number 1.5, which is not a whole number`},
+	{"integer out of range", `{"id": 9223372036854775808}`, `field "id": want an integer, got number 9223372036854775808, which is out of range`},
+	{"huge exponent", `{"id": 1e400}`, `field "id": want an integer, got number 1e400, which is out of range`},
+	{"required field missing", `{"s": "x"}`, `field "id": missing, and the field is not nullable`},
+	{"null in a required field", `{"id": null}`, `field "id": want an integer, got null`},
+	{"string for number", `{"id": 1, "x": "abc"}`, `field "x": want a number, got string "abc"`},
+	{"number beyond float64", `{"id": 1, "x": -1e999}`, `field "x": want a number, got number -1e999, which is out of range`},
+	{"boolean as string", `{"id": 1, "ok": "true"}`, `field "ok": want a boolean, got string "true"`},
+	{"string as number", `{"id": 1, "s": 5}`, `field "s": want a string, got number 5`},
+	{"bad timestamp", `{"id": 1, "ts": "yesterday"}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got string "yesterday"`},
+	{"timestamp without zone", `{"id": 1, "ts": "2024-01-01T00:00:00"}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got string "2024-01-01T00:00:00"`},
+	{"timestamp beyond year 9999", `{"id": 1, "ts": 1e13}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got number 1e13, which is outside the years 0000 to 9999`},
+	{"bad date", `{"id": 1, "d": "2024-13-01"}`, `field "d": want a date (YYYY-MM-DD), got string "2024-13-01"`},
+	{"date as number", `{"id": 1, "d": 20240101}`, `field "d": want a date (YYYY-MM-DD), got number 20240101`},
+	{"bad base64", `{"id": 1, "b": "!!"}`, `field "b": want a base64 string, got string "!!"`},
+	{"decimal scale", `{"id": 1, "price": 1.234}`, `field "price": want decimal(10, 2), got number 1.234, which has more than 2 decimal places`},
+	{"decimal precision", `{"id": 1, "price": "123456789"}`, `field "price": want decimal(10, 2), got string "123456789", which has more than 8 digits before the decimal point`},
+	{"decimal from words", `{"id": 1, "price": "ten"}`, `field "price": want decimal(10, 2), got string "ten"`},
+	{"array element", `{"id": 1, "tags": ["a", 1]}`, `field "tags[1]": want a string, got number 1`},
+	{"array as object", `{"id": 1, "tags": {"a": 1}}`, `field "tags": want an array, got object`},
+	{"nested required field", `{"id": 1, "user": {"age": 3}}`, `field "user.name": missing, and the field is not nullable`},
+	{"nested type", `{"id": 1, "user": {"name": "x", "age": "y"}}`, `field "user.age": want an integer, got string "y"`},
+	{"struct as string", `{"id": 1, "user": "ann"}`, `field "user": want an object, got string "ann"`},
+	{"map value", `{"id": 1, "attrs": {"k": "v"}}`, `field "attrs.k": want a number, got string "v"`},
+	{"struct in array", `{"id": 1, "events": [{"at": 1}, {"at": 2, "days": ["x"]}]}`, `field "events[1].days[0]": want a date (YYYY-MM-DD), got string "x"`},
+	{"long strings are clipped", `{"id": "` + strings.Repeat("é", 50) + `"}`, `field "id": want an integer, got string "` + strings.Repeat("é", 32) + `..."`},
+	{"not an object", `[1, 2]`, `want a JSON object, got array`},
+	{"a string", `"id"`, `want a JSON object, got string "id"`},
+	{"trailing comma", `{"id": 1,}`, `invalid JSON at byte 10: invalid character '}' looking for beginning of object key string`},
+	{"truncated", `{"id": 1`, `invalid JSON at byte 8: unexpected end of JSON input`},
+	{"empty", ``, `invalid JSON at byte 0: unexpected end of JSON input`},
+	{"NaN", `{"id": 1, "x": NaN}`, `invalid JSON at byte 16: invalid character 'N' looking for beginning of value`},
+	{"leading zero", `{"id": 01}`, `invalid JSON at byte 9: invalid character '1' after object key:value pair`},
+	{"two values", `{"id": 1} {"id": 2}`, `invalid JSON at byte 11: invalid character '{' after top-level value`},
+	{"invalid UTF-8 in a value", "{\"id\": 1, \"s\": \"a\xffb\"}", `invalid JSON at byte 18: invalid UTF-8 (byte 0xff); JSON text must be UTF-8`},
+	{"invalid UTF-8 in a key", "{\"id\": 1, \"\xc3(\": \"x\"}", `invalid JSON at byte 12: invalid UTF-8 (byte 0xc3); JSON text must be UTF-8`},
+	{"invalid UTF-8 in an ignored property", "{\"id\": 1, \"other\": \"\xed\xa0\x80\"}", `invalid JSON at byte 21: invalid UTF-8 (byte 0xed); JSON text must be UTF-8`},
+	{"invalid UTF-8 in a map key", "{\"id\": 1, \"attrs\": {\"k\xfe\": 1}}", `invalid JSON at byte 23: invalid UTF-8 (byte 0xfe); JSON text must be UTF-8`},
+}
+
 func TestJSONDecodeErrors(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{"string for integer", `{"id": "1"}`, `field "id": want an integer, got string "1"`},
-		{"fraction for integer", `{"id": 1.5}`, `field "id": want an integer, got number 1.5, which is not a whole number`},
-		{"integer out of range", `{"id": 9223372036854775808}`, `field "id": want an integer, got number 9223372036854775808, which is out of range`},
-		{"huge exponent", `{"id": 1e400}`, `field "id": want an integer, got number 1e400, which is out of range`},
-		{"required field missing", `{"s": "x"}`, `field "id": missing, and the field is not nullable`},
-		{"null in a required field", `{"id": null}`, `field "id": want an integer, got null`},
-		{"string for number", `{"id": 1, "x": "abc"}`, `field "x": want a number, got string "abc"`},
-		{"number beyond float64", `{"id": 1, "x": -1e999}`, `field "x": want a number, got number -1e999, which is out of range`},
-		{"boolean as string", `{"id": 1, "ok": "true"}`, `field "ok": want a boolean, got string "true"`},
-		{"string as number", `{"id": 1, "s": 5}`, `field "s": want a string, got number 5`},
-		{"bad timestamp", `{"id": 1, "ts": "yesterday"}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got string "yesterday"`},
-		{"timestamp without zone", `{"id": 1, "ts": "2024-01-01T00:00:00"}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got string "2024-01-01T00:00:00"`},
-		{"timestamp beyond year 9999", `{"id": 1, "ts": 1e13}`, `field "ts": want a timestamp (RFC 3339 string or epoch seconds), got number 1e13, which is outside the years 0000 to 9999`},
-		{"bad date", `{"id": 1, "d": "2024-13-01"}`, `field "d": want a date (YYYY-MM-DD), got string "2024-13-01"`},
-		{"date as number", `{"id": 1, "d": 20240101}`, `field "d": want a date (YYYY-MM-DD), got number 20240101`},
-		{"bad base64", `{"id": 1, "b": "!!"}`, `field "b": want a base64 string, got string "!!"`},
-		{"decimal scale", `{"id": 1, "price": 1.234}`, `field "price": want decimal(10, 2), got number 1.234, which has more than 2 decimal places`},
-		{"decimal precision", `{"id": 1, "price": "123456789"}`, `field "price": want decimal(10, 2), got string "123456789", which has more than 8 digits before the decimal point`},
-		{"decimal from words", `{"id": 1, "price": "ten"}`, `field "price": want decimal(10, 2), got string "ten"`},
-		{"array element", `{"id": 1, "tags": ["a", 1]}`, `field "tags[1]": want a string, got number 1`},
-		{"array as object", `{"id": 1, "tags": {"a": 1}}`, `field "tags": want an array, got object`},
-		{"nested required field", `{"id": 1, "user": {"age": 3}}`, `field "user.name": missing, and the field is not nullable`},
-		{"nested type", `{"id": 1, "user": {"name": "x", "age": "y"}}`, `field "user.age": want an integer, got string "y"`},
-		{"struct as string", `{"id": 1, "user": "ann"}`, `field "user": want an object, got string "ann"`},
-		{"map value", `{"id": 1, "attrs": {"k": "v"}}`, `field "attrs.k": want a number, got string "v"`},
-		{"struct in array", `{"id": 1, "events": [{"at": 1}, {"at": 2, "days": ["x"]}]}`, `field "events[1].days[0]": want a date (YYYY-MM-DD), got string "x"`},
-		{"long strings are clipped", `{"id": "` + strings.Repeat("é", 50) + `"}`, `field "id": want an integer, got string "` + strings.Repeat("é", 32) + `..."`},
-		{"not an object", `[1, 2]`, `want a JSON object, got array`},
-		{"a string", `"id"`, `want a JSON object, got string "id"`},
-		{"trailing comma", `{"id": 1,}`, `invalid JSON at byte 10: invalid character '}' looking for beginning of object key string`},
-		{"truncated", `{"id": 1`, `invalid JSON at byte 8: unexpected end of JSON input`},
-		{"empty", ``, `invalid JSON at byte 0: unexpected end of JSON input`},
-		{"NaN", `{"id": 1, "x": NaN}`, `invalid JSON at byte 16: invalid character 'N' looking for beginning of value`},
-		{"leading zero", `{"id": 01}`, `invalid JSON at byte 9: invalid character '1' after object key:value pair`},
-		{"two values", `{"id": 1} {"id": 2}`, `invalid JSON at byte 11: invalid character '{' after top-level value`},
-		{"invalid UTF-8 in a value", "{\"id\": 1, \"s\": \"a\xffb\"}", `invalid JSON at byte 18: invalid UTF-8 (byte 0xff); JSON text must be UTF-8`},
-		{"invalid UTF-8 in a key", "{\"id\": 1, \"\xc3(\": \"x\"}", `invalid JSON at byte 12: invalid UTF-8 (byte 0xc3); JSON text must be UTF-8`},
-		{"invalid UTF-8 in an ignored property", "{\"id\": 1, \"other\": \"\xed\xa0\x80\"}", `invalid JSON at byte 21: invalid UTF-8 (byte 0xed); JSON text must be UTF-8`},
-		{"invalid UTF-8 in a map key", "{\"id\": 1, \"attrs\": {\"k\xfe\": 1}}", `invalid JSON at byte 23: invalid UTF-8 (byte 0xfe); JSON text must be UTF-8`},
-	}
 	d := NewJSONDecoder(kindsSchema())
-	for _, tt := range tests {
+	for _, tt := range jsonDecodeErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			row, err := d.Decode([]byte(tt.in))
 			if err == nil {

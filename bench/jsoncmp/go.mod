@@ -1,0 +1,25 @@
+module github.com/sluicehq/sluice/bench/jsoncmp
+
+go 1.26.0
+
+require (
+	github.com/bytedance/sonic v1.15.5
+	github.com/goccy/go-json v0.10.6
+	github.com/minio/simdjson-go v0.4.5
+	github.com/sluicehq/sluice v0.0.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	github.com/bytedance/gopkg v0.1.3 // indirect
+	github.com/bytedance/sonic/loader v0.5.3 // indirect
+	github.com/cloudwego/base64x v0.1.6 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
+	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
+	github.com/valyala/fastjson v1.6.10 // indirect
+	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)
+
+replace github.com/sluicehq/sluice => ../..
