@@ -245,4 +245,3 @@ func scanScores(t *testing.T, cat catalog.Catalog) map[int64][]any {
 	}
 	return out
 }
-
