@@ -166,7 +166,15 @@ func (s *sink) writingFor(ctx context.Context, ts *tableState, rows *schemas.Sch
 	if c, ok := wr.evolved.Load(rows); ok {
 		return wr, c.(*converter), nil
 	}
+	if sameFields(rows.Fields, s.plan.rows.Fields) { // the rows' schema, built again
+		return wr, wr.conv, nil
+	}
 	return s.adopt(ctx, ts, rows)
+}
+
+// sameFields reports whether a and b are the same fields.
+func sameFields(a, b []schemas.Field) bool {
+	return schemas.Type{Kind: schemas.Struct, Fields: a}.Equal(schemas.Type{Kind: schemas.Struct, Fields: b})
 }
 
 // adopt prepares writing rows of a schema new to the sink into ts: it evolves the table when

@@ -35,7 +35,7 @@ type sink struct {
 	cfg  *WriteConfig
 	plan *plan
 
-	commitMu sync.Mutex   // serializes Open, Commit, Reload and Close
+	commitMu sync.Mutex   // serializes Open, Commit, Reload, Close and schema changes mid-run
 	createMu sync.Mutex   // serializes preparing routed tables at their first use
 	retries  atomic.Int64 // commit attempts after the first, for tests and metrics
 
