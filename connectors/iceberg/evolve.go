@@ -28,27 +28,6 @@ type newColumn struct {
 	field schemas.Field
 }
 
-// missingColumns returns the fields of fs (nested in structs, recursively) that cols lack.
-func missingColumns(prefix []string, fs []schemas.Field, cols []iceberg.NestedField) []newColumn {
-	byName := make(map[string]iceberg.NestedField, len(cols))
-	for _, c := range cols {
-		byName[c.Name] = c
-	}
-	var out []newColumn
-	for _, f := range fs {
-		path := append(prefix[:len(prefix):len(prefix)], f.Name)
-		c, ok := byName[f.Name]
-		if !ok {
-			out = append(out, newColumn{path: path, field: f})
-			continue
-		}
-		if st, isStruct := c.Type.(*iceberg.StructType); isStruct && f.Type.Kind == schemas.Struct {
-			out = append(out, missingColumns(path, f.Type.Fields, st.FieldList)...)
-		}
-	}
-	return out
-}
-
 // widened is a column of the table whose type the rows' type widens (int to long, float to
 // double), as Iceberg's type promotion allows: its path and the wider type.
 type widened struct {
@@ -56,32 +35,31 @@ type widened struct {
 	to   iceberg.Type
 }
 
-// widenedColumns returns the columns of cols (nested in structs, recursively) that fields of
-// fs hold values of a wider type than: sluice's integers are 64-bit and its numbers doubles.
-func widenedColumns(prefix []string, fs []schemas.Field, cols []iceberg.NestedField) []widened {
+// columnChanges compares the fields of fs with the columns cols, nested in structs
+// recursively: adds are the fields cols lack, widens the int and float columns that fields
+// hold integers and numbers for (sluice's integers are 64-bit and its numbers doubles).
+func columnChanges(prefix []string, fs []schemas.Field, cols []iceberg.NestedField) (adds []newColumn, widens []widened) {
 	byName := make(map[string]iceberg.NestedField, len(cols))
 	for _, c := range cols {
 		byName[c.Name] = c
 	}
-	var out []widened
 	for _, f := range fs {
-		c, ok := byName[f.Name]
-		if !ok {
-			continue
-		}
 		path := append(prefix[:len(prefix):len(prefix)], f.Name)
+		c, ok := byName[f.Name]
+		st, isStruct := c.Type.(*iceberg.StructType)
 		switch {
+		case !ok:
+			adds = append(adds, newColumn{path: path, field: f})
 		case f.Type.Kind == schemas.Int64 && c.Type.Equals(iceberg.PrimitiveTypes.Int32):
-			out = append(out, widened{path, iceberg.PrimitiveTypes.Int64})
+			widens = append(widens, widened{path, iceberg.PrimitiveTypes.Int64})
 		case f.Type.Kind == schemas.Float64 && c.Type.Equals(iceberg.PrimitiveTypes.Float32):
-			out = append(out, widened{path, iceberg.PrimitiveTypes.Float64})
-		case f.Type.Kind == schemas.Struct:
-			if st, isStruct := c.Type.(*iceberg.StructType); isStruct {
-				out = append(out, widenedColumns(path, f.Type.Fields, st.FieldList)...)
-			}
+			widens = append(widens, widened{path, iceberg.PrimitiveTypes.Float64})
+		case isStruct && f.Type.Kind == schemas.Struct:
+			a, w := columnChanges(path, f.Type.Fields, st.FieldList)
+			adds, widens = append(adds, a...), append(widens, w...)
 		}
 	}
-	return out
+	return adds, widens
 }
 
 // evolveTable adds to tbl, as optional columns, the fields of rows it lacks, widens the int
@@ -91,8 +69,7 @@ func widenedColumns(prefix []string, fs []schemas.Field, cols []iceberg.NestedFi
 // checkCompatible, which names them.
 func evolveTable(ctx context.Context, cat catalog.Catalog, tbl *table.Table, rows *schemas.Schema) (*table.Table, error) {
 	for attempt := 0; ; attempt++ {
-		adds := missingColumns(nil, rows.Fields, tbl.Schema().Fields())
-		widens := widenedColumns(nil, rows.Fields, tbl.Schema().Fields())
+		adds, widens := columnChanges(nil, rows.Fields, tbl.Schema().Fields())
 		if len(adds) == 0 && len(widens) == 0 {
 			return tbl, nil
 		}
