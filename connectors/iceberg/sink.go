@@ -57,15 +57,15 @@ type sink struct {
 // tableState is one table the sink writes. Its fields are guarded by sink.mu, but nextExpiry
 // (commitMu) and covered (set at Open, read-only after).
 type tableState struct {
-	name  string
-	ident table.Identifier
-	tbl   *table.Table // the table as of the last load or commit
+	name   string
+	ident  table.Identifier
+	tbl    *table.Table                  // the table as of the last load or commit
+	last   uint64                        // the newest epoch this instance committed
+	sealed map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
 	// wr is how lanes write the table now; a schema change mid-run (evolve.go) replaces it
 	// and keeps the one before in retired, whose shared runs the lanes still flush.
 	wr      atomic.Pointer[writing]
 	retired []*writing
-	last    uint64                        // the newest epoch this instance committed
-	sealed  map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
 	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
 	changes map[uint64][]changes
 	// covered are, with routing, the table's own committed offsets when the sink opened: the

@@ -25,12 +25,12 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
+	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
+	ahead   bool                    // records went to shared runs of the epoch after flushed
+	fed     map[*sharedRuns]bool
 	// early are the files of runs the lane ended before Flush, when the table's schema changed
 	// mid-epoch (evolve.go): they belong to the epoch being written.
 	early map[*tableState][]iceberg.DataFile
-	ups   map[*tableState]changes // upsert: the newest change per key since the last Flush
-	ahead bool                    // records went to shared runs of the epoch after flushed
-	fed   map[*sharedRuns]bool
 	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
 	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
 	done atomic.Uint64
