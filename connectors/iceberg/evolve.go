@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/apache/iceberg-go"
@@ -102,6 +103,8 @@ func evolveTable(ctx context.Context, cat catalog.Catalog, tbl *table.Table, row
 		if err == nil {
 			var next *table.Table
 			if next, err = txn.Commit(ctx); err == nil {
+				slog.Info("changed the table's schema for the rows", "table", strings.Join(tbl.Identifier(), "."),
+					"changes", strings.Join(names, ", "))
 				return next, nil
 			}
 		}
