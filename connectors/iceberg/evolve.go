@@ -65,9 +65,9 @@ func columnChanges(prefix []string, fs []schemas.Field, cols []iceberg.NestedFie
 
 // evolveTable adds to tbl, as optional columns, the fields of rows it lacks, widens the int
 // and float columns that rows hold integers and numbers for, and returns the table as
-// committed (tbl itself when it needed nothing). A required field of the rows is refused:
-// the table's existing rows have no value for it. Other differences are left to
-// checkCompatible, which names them.
+// committed (tbl itself when it needed nothing). Nothing is changed unless the rows then fit
+// the table (checkCompatible names what does not), and a required field of the rows is
+// refused: the table's existing rows have no value for it.
 func evolveTable(ctx context.Context, cat catalog.Catalog, tbl *table.Table, rows *schemas.Schema) (*table.Table, error) {
 	for attempt := 0; ; attempt++ {
 		adds, widens := columnChanges(nil, rows.Fields, tbl.Schema().Fields())
@@ -83,23 +83,25 @@ func evolveTable(ctx context.Context, cat catalog.Catalog, tbl *table.Table, row
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
-		txn := tbl.NewTransaction()
-		upd := txn.UpdateSchema(true, false)
-		var names []string
-		for _, a := range adds {
-			ids := 0 // placeholders: UpdateSchema assigns the table's IDs
-			typ, err := icebergType(a.field.Type, func() int { ids++; return ids })
-			if err != nil {
-				return nil, inColumn(err, strings.Join(a.path, "."))
+		// A preview first: the rows must fit the changed schema, else nothing changes.
+		preview, _, err := stageChanges(tbl.NewTransaction(), adds, widens)
+		var after *iceberg.Schema
+		if err == nil {
+			after, err = preview.Apply()
+		}
+		if err == nil {
+			if err = checkCompatible(rows, after); err != nil {
+				return nil, fmt.Errorf("the rows do not fit the table's schema: %w", err)
 			}
-			upd.AddColumn(a.path, typ, "", false, nil)
-			names = append(names, "adding "+strings.Join(a.path, "."))
 		}
-		for _, w := range widens {
-			upd.UpdateColumn(w.path, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: w.to}})
-			names = append(names, fmt.Sprintf("widening %s to %s", strings.Join(w.path, "."), w.to))
+		if err != nil {
+			return nil, err
 		}
-		err := upd.Commit()
+		txn := tbl.NewTransaction()
+		upd, names, err := stageChanges(txn, adds, widens)
+		if err == nil {
+			err = upd.Commit()
+		}
 		if err == nil {
 			var next *table.Table
 			if next, err = txn.Commit(ctx); err == nil {
@@ -116,6 +118,27 @@ func evolveTable(ctx context.Context, cat catalog.Catalog, tbl *table.Table, row
 			return nil, fmt.Errorf("changing the table's schema (%s): %w", strings.Join(names, ", "), err)
 		}
 	}
+}
+
+// stageChanges stages the added and widened columns in a schema update of txn and returns it
+// with what it does, for messages.
+func stageChanges(txn *table.Transaction, adds []newColumn, widens []widened) (*table.UpdateSchema, []string, error) {
+	upd := txn.UpdateSchema(true, false)
+	var names []string
+	for _, a := range adds {
+		ids := 0 // placeholders: UpdateSchema assigns the table's IDs
+		typ, err := icebergType(a.field.Type, func() int { ids++; return ids })
+		if err != nil {
+			return nil, nil, inColumn(err, strings.Join(a.path, "."))
+		}
+		upd.AddColumn(a.path, typ, "", false, nil)
+		names = append(names, "adding "+strings.Join(a.path, "."))
+	}
+	for _, w := range widens {
+		upd.UpdateColumn(w.path, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Valid: true, Val: w.to}})
+		names = append(names, fmt.Sprintf("widening %s to %s", strings.Join(w.path, "."), w.to))
+	}
+	return upd, names, nil
 }
 
 // Mid-run: a source whose rows' schema changes while the pipeline runs (ReadFromKafka with
@@ -176,13 +199,19 @@ func (s *sink) adopt(ctx context.Context, ts *tableState, rows *schemas.Schema) 
 		return nil, nil, err
 	}
 	next, err := evolveTable(ctx, cat, tbl, rows)
+	if err == nil && next == tbl {
+		err = checkCompatible(rows, tbl.Schema()) // evolveTable checks only when it changes tbl
+		if err != nil {
+			err = fmt.Errorf("the rows do not fit the table's schema: %w", err)
+		}
+	}
 	if err != nil {
 		return fail(diskError(err, s.catalogFile()))
 	}
-	if err := checkCompatible(rows, next.Schema()); err != nil {
-		return fail(fmt.Errorf("the rows do not fit the table's schema: %w", err))
-	}
 	if next != tbl {
+		s.mu.Lock()
+		ts.tbl = next // the epochs' commits build on the changed table from now on
+		s.mu.Unlock()
 		if err := s.step(stepEvolved); err != nil {
 			return fail(err)
 		}
@@ -191,7 +220,6 @@ func (s *sink) adopt(ctx context.Context, ts *tableState, rows *schemas.Schema) 
 			return fail(err)
 		}
 		s.mu.Lock()
-		ts.tbl = next
 		ts.retired = append(ts.retired, wr)
 		ts.wr.Store(nwr)
 		s.mu.Unlock()

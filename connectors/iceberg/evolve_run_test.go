@@ -204,17 +204,24 @@ func TestSchemaEvolutionWidens(t *testing.T) {
 
 	for _, c := range []struct {
 		name, want string
-		field      schemas.Field
-		value      any
+		fields     []schemas.Field
+		values     []any
 	}{
-		{"type change", `column "count"`, schemas.Field{Name: "count", Type: typ(schemas.String), Nullable: true}, "x"},
-		{"required", `column "rank" is not in the table and the rows declare it required`, schemas.Field{Name: "rank", Type: typ(schemas.Int64)}, int64(1)},
+		{"type change", `column "count"`, []schemas.Field{{Name: "count", Type: typ(schemas.String), Nullable: true},
+			{Name: "extra", Type: typ(schemas.String), Nullable: true}}, []any{"x", "e"}},
+		{"required", `column "rank" is not in the table and the rows declare it required`,
+			[]schemas.Field{{Name: "rank", Type: typ(schemas.Int64)}}, []any{int64(1)}},
 	} {
-		sc := schemas.New(append(slices.Clone(connectortest.Schema.Fields), c.field)...)
-		b := &schemas.Batch{Schema: sc, Rows: []schemas.Row{{int64(9), "n", c.value}}, Pos: []schemas.Position{{Source: testSource, Offset: 9}}}
+		sc := schemas.New(append(slices.Clone(connectortest.Schema.Fields), c.fields...)...)
+		b := &schemas.Batch{Schema: sc, Rows: []schemas.Row{append(schemas.Row{int64(9), "n"}, c.values...)},
+			Pos: []schemas.Position{{Source: testSource, Offset: 9}}}
 		err := s.Writer(0).Write(ctx, b)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "schema changed while running") {
 			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.want)
 		}
+	}
+	// A refused change changes nothing, not even the column that could have been added.
+	if got := topNames(w.load("db.widen").Schema()); !slices.Equal(got, []string{"id", "name", "count", "ratio"}) {
+		t.Errorf("after refused changes: columns %v", got)
 	}
 }
