@@ -24,6 +24,11 @@ type Reading struct {
 	// From names the service that alone knows Schema, when the pipeline is checked offline and
 	// Schema is nil (component.Context.OutputFromService).
 	From string
+	// Current, set when the reading follows its registry subject (ReadOptions.Follow), returns
+	// the rows' schema as it is now: Schema with the fields newer writers' schemas added at its
+	// end. A decoder's rows are as wide as the schema was when their writer's schema was first
+	// seen: never wider than Current afterwards, perhaps narrower.
+	Current func() *schemas.Schema
 }
 
 // Close drops the idle connections of the reading's registry client, if any.
@@ -40,6 +45,10 @@ type ReadOptions struct {
 	Topics []string
 	// RegistryAuth is the registry's user:password from the connector's properties (a secret).
 	RegistryAuth string
+	// Follow makes AVRO values in the Confluent wire format read with a reader's schema that
+	// gains the fields newer writers' schemas add (Reading.Current); the source checks that
+	// the format is that one.
+	Follow bool
 }
 
 // The row schemas of RAW and STRING, as in Beam.

@@ -87,13 +87,24 @@ func (c *Config) wireRead(ctx *component.Context, format string, opt ReadOptions
 	if codec == nil {
 		return Reading{}, false
 	}
+	resolve := codec.Resolve
+	var current func() *schemas.Schema
+	if opt.Follow {
+		text, err := avroText(schemaNode) // read once by avroCodecOf already
+		if err != nil {
+			ctx.Errorf(ctx.KeyPos("schema"), "%s: %v", ctx.Describe(), err)
+			return Reading{}, false
+		}
+		f := newFollower(text, codec)
+		resolve, current = f.resolve, f.current
+	}
 	cache.compile = func(id int, s sr.Schema) (*avro.Writer, error) {
 		if s.Type != sr.TypeAvro {
 			return nil, fmt.Errorf("schema id %d is a %s schema, not Avro (format is AVRO)", id, s.Type)
 		}
-		return codec.Resolve(id, s.Schema)
+		return resolve(id, s.Schema)
 	}
-	return Reading{Schema: codec.Schema(), Registry: reg, NewDecoder: func() Decoder {
+	return Reading{Schema: codec.Schema(), Registry: reg, Current: current, NewDecoder: func() Decoder {
 		dec := codec.NewDecoder()
 		return func(v []byte) (schemas.Row, error) {
 			w, body, err := cache.value(v)

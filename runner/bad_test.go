@@ -86,6 +86,9 @@ var badWant = map[string][]string{
 	"bad_duration.yaml": {
 		"9:15: \"size\": \"10 minutes\" is not a duration: write a number with a unit (ms, s, m, h, d), e.g. 10s or 1.5m",
 	},
+	"follow_schema_updates_without_registry.yaml": {
+		"10:30: ReadFromKafka: follow_schema_updates follows the newer versions of a schema registry subject: it needs format AVRO and confluent_schema_registry_url",
+	},
 	"bad_enum.yaml": {
 		"9:16: \"level\" must be one of DEBUG, INFO, WARN, WARNING, ERROR, not \"LOUD\"",
 	},

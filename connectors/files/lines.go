@@ -236,11 +236,17 @@ type lineEncoder struct {
 	w    io.Writer
 	buf  []byte
 	line func(dst []byte, s *schemas.Schema, row schemas.Row) ([]byte, error)
+	// columns, with a header, is how many fields it names: rows that gained fields at their
+	// end mid-run (ReadFromKafka's follow_schema_updates) are written without them.
+	columns int
 }
 
 func (e *lineEncoder) encode(b *schemas.Batch, s *schemas.Schema) error {
 	var err error
 	for i, row := range b.Rows {
+		if e.columns > 0 && len(row) > e.columns {
+			row = row[:e.columns]
+		}
 		if e.buf, err = e.line(e.buf, s, row); err != nil {
 			return atRecord(b, i, err)
 		}
@@ -272,7 +278,7 @@ func lineWriteFormat(ext string, header func(s *schemas.Schema) []byte,
 	return writeFormat{ext: ext, newEncoder: func(w io.Writer, s *schemas.Schema) (fileEncoder, error) {
 		e := &lineEncoder{w: w, line: line}
 		if header != nil {
-			e.buf = append(header(s), '\n')
+			e.buf, e.columns = append(header(s), '\n'), len(s.Fields)
 		}
 		return e, nil
 	}}

@@ -30,7 +30,7 @@ type WriteConfig struct {
 	Only                       string                   `yaml:"only" doc:"Write the fields of this one struct field of the rows."`
 	PartitionFields            []string                 `yaml:"partition_fields" doc:"Partitioning of a new table: column names (identity) and transforms year(c), month(c), day(c), hour(c), bucket(c, N), truncate(c, W)."`
 	TableProperties            map[string]string        `yaml:"table_properties" doc:"Properties of a new table, e.g. write.target-file-size-bytes (default 134217728) or write.parquet.compression-codec. sluice also sets write.metadata.delete-after-commit.enabled and commit.manifest-merge.enabled to true unless given."`
-	SchemaEvolution            string                   `yaml:"schema_evolution" doc:"none (the default: an existing table must have every column of the rows) or add_columns (add the rows' nullable columns an existing table lacks)."`
+	SchemaEvolution            string                   `yaml:"schema_evolution" alias:"schema_update" doc:"none (the default; off is the same: an existing table must have every column of the rows) or add_columns (add the rows' nullable columns an existing table lacks, when the sink opens and when the rows gain fields mid-run, and widen int and float columns to long and double)."`
 	ErrorHandling              *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that name no table (a null or empty routing field) or cannot be converted to the table's types to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
 	Upsert                     *UpsertConfig            `yaml:"upsert" doc:"Keep the latest row per key instead of appending: {key: [id], delete: \"op == 'd'\"}. Each epoch's commit writes equality deletes for the keys it changes and the newest row of each key, in one snapshot (see docs/iceberg.md)."`
 	ExpireSnapshotsOlderThan   component.Duration       `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
@@ -66,8 +66,14 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	}
 	switch cfg.SchemaEvolution {
 	case "", evolveNone, addColumns:
+	case "off": // issue 22's spelling, with the key schema_update
+		cfg.SchemaEvolution = evolveNone
 	default:
-		c.Errorf(c.KeyPos("schema_evolution"), "schema_evolution: %q is not one of %s, %s", cfg.SchemaEvolution, evolveNone, addColumns)
+		key := "schema_evolution"
+		if component.MappingValue(c.Config, "schema_update") != nil {
+			key = "schema_update"
+		}
+		c.Errorf(c.KeyPos(key), "%s: %q is not one of %s, %s", key, cfg.SchemaEvolution, evolveNone, addColumns)
 	}
 	if _, err := catalogProps(cfg); err != nil {
 		c.Errorf(c.KeyPos("catalog_properties"), "%v", err)

@@ -50,6 +50,16 @@ func TestConfigErrors(t *testing.T) {
 	if b.Err() == nil || !strings.Contains(b.Err().Error(), `pipeline.yaml:4:21: schema_evolution: "add_column" is not one of none, add_columns`) {
 		t.Errorf("schema_evolution: %v", b.Err())
 	}
+	b = componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: db.t\n  schema_update: sometimes\n", in)
+	if b.Err() == nil || !strings.Contains(b.Err().Error(), `pipeline.yaml:4:18: schema_update: "sometimes" is not one of none, add_columns`) {
+		t.Errorf("schema_update: %v", b.Err())
+	}
+	for value, want := range map[string]string{"add_columns": addColumns, "off": evolveNone} {
+		b = componenttest.Env{File: testFile}.Build(t, "", newWarehouse(t).config("db.t", "schema_update: "+value), in)
+		if b.Err() != nil || b.Component.(*sink).cfg.SchemaEvolution != want {
+			t.Errorf("schema_update: %s: %v, want schema_evolution %s", value, b.Err(), want)
+		}
+	}
 	b = componenttest.Env{File: testFile}.Build(t, "", "type: WriteToIceberg\nconfig:\n  table: events\n", in)
 	if b.Err() == nil || !strings.Contains(b.Err().Error(), "want namespace.table") {
 		t.Errorf("bare table: %v", b.Err())

@@ -59,7 +59,7 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 			rows = append(rows, c.row)
 		}
 	}
-	wr := ts.wr
+	wr := ts.wr.Load()
 	if len(rows) > 0 {
 		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), records(wr.conv, rows), table.WithMaxWriteWorkers(1)) {
 			if err != nil {
@@ -82,13 +82,7 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 	if err != nil {
 		return nil, nil, fmt.Errorf("the key columns' Arrow schema: %w", err)
 	}
-	conv, err := newConverter(arrowSc, func(name string) func(schemas.Row) any {
-		i, ok := s.plan.rows.Index(name)
-		if !ok {
-			return nil
-		}
-		return func(r schemas.Row) any { return r[i] }
-	})
+	conv, err := rowsConverter(arrowSc, s.plan.rows)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
@@ -55,35 +54,7 @@ func TestSchemaEvolution(t *testing.T) {
 	h.flush(s, 2)
 	h.driver().Commit(s, 2, 10)
 
-	at := w.scan("db.evo")
-	tr := array.NewTableReader(at, 1024)
-	defer tr.Release()
-	scores := map[int64]any{}
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		ids := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
-		idx := rec.Schema().FieldIndices("score")
-		if len(idx) == 0 {
-			t.Fatalf("the table has no column score: %v", rec.Schema())
-		}
-		sc := rec.Column(idx[0]).(*array.Float64)
-		for i := range int(rec.NumRows()) {
-			if sc.IsNull(i) {
-				scores[ids.Value(i)] = nil
-			} else {
-				scores[ids.Value(i)] = sc.Value(i)
-			}
-		}
-	}
-	for id := range int64(10) {
-		var want any
-		if id >= 5 {
-			want = float64(id) / 2
-		}
-		if got, ok := scores[id]; !ok || got != want {
-			t.Errorf("row %d: score %v (present %v), want %v", id, got, ok, want)
-		}
-	}
+	checkScores(t, w, "db.evo", 10, func(id int) bool { return id >= 5 })
 }
 
 // TestConversionErrorOutput: with error_handling, a row whose value does not fit the table's

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -34,7 +35,7 @@ type sink struct {
 	cfg  *WriteConfig
 	plan *plan
 
-	commitMu sync.Mutex   // serializes Open, Commit, Reload and Close
+	commitMu sync.Mutex   // serializes Open, Commit, Reload, Close and schema changes mid-run
 	createMu sync.Mutex   // serializes preparing routed tables at their first use
 	retries  atomic.Int64 // commit attempts after the first, for tests and metrics
 
@@ -58,10 +59,13 @@ type sink struct {
 type tableState struct {
 	name   string
 	ident  table.Identifier
-	tbl    *table.Table // the table as of the last load or commit
-	wr     *writing
+	tbl    *table.Table                  // the table as of the last load or commit
 	last   uint64                        // the newest epoch this instance committed
 	sealed map[uint64][]iceberg.DataFile // flushed, not committed files by epoch
+	// wr is how lanes write the table now; a schema change mid-run (evolve.go) replaces it
+	// and keeps the one before in retired, whose shared runs the lanes still flush.
+	wr      atomic.Pointer[writing]
+	retired []*writing
 	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
 	changes map[uint64][]changes
 	// covered are, with routing, the table's own committed offsets when the sink opened: the
@@ -76,14 +80,19 @@ type tableState struct {
 const (
 	stepBefore = "before" // the epoch's files are written; nothing is sent to the catalog
 	stepSent   = "sent"   // the catalog accepted the commit; its reply is about to be read
+	// stepEvolved: a schema change mid-run is committed; the epoch's files are not (evolve.go).
+	stepEvolved = "evolved"
 )
 
 // writing is what lanes need to write files: a view of the table with sluice's file sizes,
 // and the conversion of rows into its Arrow schema.
 type writing struct {
 	tbl    *table.Table
-	conv   *converter
+	conv   *converter // of the sink's rows (plan.rows)
 	shared sharedRuns // a partitioned table's runs that all lanes feed (shared.go)
+	// evolved are the converters of rows whose schema changed mid-run (evolve.go), into the
+	// same Arrow schema as conv.
+	evolved sync.Map // *schemas.Schema -> *converter
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
@@ -175,7 +184,7 @@ func (s *sink) prepare(ctx context.Context, cat catalog.Catalog, name string) (*
 		err = s.plan.upsert.checkTable(tbl)
 	}
 	if err == nil && s.cfg.SchemaEvolution == addColumns {
-		tbl, err = addMissingColumns(ctx, cat, tbl, s.plan.rows)
+		tbl, err = evolveTable(ctx, cat, tbl, s.plan.rows)
 	}
 	if err == nil {
 		if err = checkCompatible(s.plan.rows, tbl.Schema()); err != nil {
@@ -189,8 +198,10 @@ func (s *sink) prepare(ctx context.Context, cat catalog.Catalog, name string) (*
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	return &tableState{name: name, ident: ident, tbl: tbl, wr: wr, sealed: map[uint64][]iceberg.DataFile{},
-		changes: map[uint64][]changes{}}, nil
+	ts := &tableState{name: name, ident: ident, tbl: tbl, sealed: map[uint64][]iceberg.DataFile{},
+		changes: map[uint64][]changes{}}
+	ts.wr.Store(wr)
+	return ts, nil
 }
 
 // newWriting prepares writing rows of schema rows into tbl.
@@ -203,17 +214,22 @@ func newWriting(tbl *table.Table, cat table.CatalogIO, rows *schemas.Schema) (*w
 	if err != nil {
 		return nil, fmt.Errorf("the table's schema: %w", err)
 	}
-	conv, err := newConverter(sc, func(name string) func(schemas.Row) any {
+	conv, err := rowsConverter(sc, rows)
+	if err != nil {
+		return nil, err
+	}
+	return &writing{tbl: view, conv: conv}, nil
+}
+
+// rowsConverter converts rows of schema rows into records of the Arrow schema sc, by name.
+func rowsConverter(sc *arrow.Schema, rows *schemas.Schema) (*converter, error) {
+	return newConverter(sc, func(name string) func(schemas.Row) any {
 		i, ok := rows.Index(name)
 		if !ok {
 			return nil
 		}
 		return func(r schemas.Row) any { return r[i] }
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &writing{tbl: view, conv: conv}, nil
 }
 
 // writeView returns tbl with sluice's file sizes where the table sets none: files roll at

@@ -28,6 +28,9 @@ type laneWriter struct {
 	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
 	ahead   bool                    // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
+	// early are the files of runs the lane ended before Flush, when the table's schema changed
+	// mid-epoch (evolve.go): they belong to the epoch being written.
+	early map[*tableState][]iceberg.DataFile
 	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
 	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
 	done atomic.Uint64
@@ -35,6 +38,7 @@ type laneWriter struct {
 
 // segment is one run of table.WriteRecords fed from a channel.
 type segment struct {
+	wr     *writing // what it writes with
 	in     chan arrow.RecordBatch
 	done   chan struct{} // closed when the run has ended; then files and err are set
 	cancel context.CancelFunc
@@ -80,8 +84,12 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				return err
 			}
 		}
+		wr, conv, err := w.s.writingFor(ctx, g.ts, b.Schema)
+		if err != nil {
+			return err
+		}
 		for len(g.rows) > 0 {
-			rec, err := g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
+			rec, err := conv.Record(g.rows, positions(b, g.idx))
 			var re *rowError
 			if err != nil && errOut != nil && errors.As(err, &re) {
 				// The row goes to the error output; the others are converted again.
@@ -99,7 +107,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				rec.Release() // converted only to check the rows; the commit writes them
 				break
 			}
-			if err := w.send(ctx, g.ts, rec); err != nil {
+			if err := w.send(ctx, g.ts, wr, rec); err != nil {
 				return err
 			}
 			break
@@ -159,22 +167,39 @@ func positions(b *schemas.Batch, idx []int) []schemas.Position {
 	return out
 }
 
-// send hands rec to the lane's run for ts, starting it if needed, or to the shared run of the
-// lane's current epoch when ts is partitioned.
-func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordBatch) error {
+// send hands rec, converted for wr, to the lane's run for ts, starting it if needed, or to the
+// shared run of the lane's current epoch when ts is partitioned. A run of an older writing of
+// ts (its schema changed) is ended first; its files wait in early for Flush.
+func (w *laneWriter) send(ctx context.Context, ts *tableState, wr *writing, rec arrow.RecordBatch) error {
 	var seg *segment
-	if ts.wr.partitioned() {
-		seg = ts.wr.shared.segment(ts.wr, w.flushed+1, w.s.flushedLanes)
+	if wr.partitioned() {
+		seg = wr.shared.segment(wr, w.flushed+1, w.s.flushedLanes)
 		if w.fed == nil {
 			w.fed = map[*sharedRuns]bool{}
 		}
-		w.ahead, w.fed[&ts.wr.shared] = true, true
+		w.ahead, w.fed[&wr.shared] = true, true
 	} else {
 		if w.segs == nil {
 			w.segs = map[*tableState]*segment{}
 		}
-		if seg = w.segs[ts]; seg == nil {
-			seg = startSegment(ts.wr, 1)
+		if seg = w.segs[ts]; seg != nil && seg.wr != wr {
+			delete(w.segs, ts)
+			if err := seg.end(ctx); err != nil {
+				rec.Release()
+				return err
+			}
+			if seg.err != nil {
+				rec.Release()
+				return w.s.writeErr(ts, seg.err)
+			}
+			if w.early == nil {
+				w.early = map[*tableState][]iceberg.DataFile{}
+			}
+			w.early[ts] = append(w.early[ts], seg.files...)
+			seg = nil
+		}
+		if seg == nil {
+			seg = startSegment(wr, 1)
 			w.segs[ts] = seg
 		}
 	}
@@ -193,13 +218,13 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordB
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 && len(w.ups) == 0 && !w.ahead {
+		if epoch == w.flushed && len(w.segs) == 0 && len(w.early) == 0 && len(w.ups) == 0 && !w.ahead {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
 	}
-	segs := w.segs
-	w.segs = nil
+	segs, early := w.segs, w.early
+	w.segs, w.early = nil, nil
 	for ts, ch := range w.ups {
 		w.s.sealChanges(ts, epoch, ch)
 	}
@@ -207,11 +232,14 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	for _, seg := range segs {
 		close(seg.in)
 	}
-	ended := map[*tableState]*segment{}
+	var ended []endedRun
+	for ts, files := range early {
+		ended = append(ended, endedRun{ts: ts, files: files})
+	}
 	for ts, seg := range segs {
 		select {
 		case <-seg.done:
-			ended[ts] = seg
+			ended = append(ended, endedRun{ts, seg.files, seg.err})
 		case <-ctx.Done():
 			for _, seg := range segs {
 				seg.cancel()
@@ -222,44 +250,58 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 			return ctx.Err()
 		}
 	}
-	// The shared runs of the partitioned tables: the last lane to flush the epoch ends them.
+	// The shared runs of the partitioned tables (and of the writings a schema change left
+	// behind, evolve.go): the last lane to flush the epoch ends them.
+	type tableWriting struct {
+		ts *tableState
+		wr *writing
+	}
 	w.s.mu.Lock()
 	lanes := len(w.s.writers)
-	var partitioned []*tableState
+	var shared []tableWriting
 	for _, ts := range w.s.tables {
-		if ts.wr.partitioned() {
-			partitioned = append(partitioned, ts)
+		if wr := ts.wr.Load(); wr.partitioned() {
+			for _, wr := range append(slices.Clip(ts.retired), wr) {
+				shared = append(shared, tableWriting{ts, wr})
+			}
 		}
 	}
 	w.done.Store(epoch)
 	w.s.mu.Unlock()
-	for _, ts := range partitioned {
-		seg, last := ts.wr.shared.flush(epoch, w.lane, lanes)
+	for _, tw := range shared {
+		seg, last := tw.wr.shared.flush(epoch, w.lane, lanes)
 		if !last || seg == nil {
 			continue
 		}
 		if err := seg.end(ctx); err != nil {
 			return err
 		}
-		ended[ts] = seg
+		ended = append(ended, endedRun{tw.ts, seg.files, seg.err})
 	}
 	var errs []error
-	for ts, seg := range ended {
-		if seg.err != nil {
-			errs = append(errs, w.s.writeErr(ts, seg.err))
+	for _, run := range ended {
+		if run.err != nil {
+			errs = append(errs, w.s.writeErr(run.ts, run.err))
 			continue
 		}
-		for _, df := range seg.files {
+		for _, df := range run.files {
 			w.s.filesWritten.Add(1)
 			w.s.bytesWritten.Add(df.FileSizeBytes())
 		}
-		w.s.seal(ts, epoch, seg.files)
+		w.s.seal(run.ts, epoch, run.files)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	w.flushed, w.ahead = epoch, false
 	return nil
+}
+
+// endedRun is the outcome of a run of the record writer that a lane's Flush ended.
+type endedRun struct {
+	ts    *tableState
+	files []iceberg.DataFile
+	err   error
 }
 
 // flushedLanes returns the lanes whose Flush of epoch took the list of tables already.
@@ -284,7 +326,7 @@ func (w *laneWriter) abort() {
 	for r := range w.fed {
 		r.abort()
 	}
-	w.segs, w.fed, w.ups = nil, nil, nil
+	w.segs, w.fed, w.ups, w.early = nil, nil, nil, nil
 }
 
 // segmentQueue is how many record batches wait for a run of the record writer: the lane's
@@ -302,7 +344,7 @@ const maxRowGroup = 4 << 20
 // goroutines splitting a partitioned table's records by partition.
 func startSegment(wr *writing, workers int) *segment {
 	ctx, cancel := context.WithCancel(context.Background())
-	seg := &segment{in: make(chan arrow.RecordBatch, segmentQueue), done: make(chan struct{}), cancel: cancel}
+	seg := &segment{wr: wr, in: make(chan arrow.RecordBatch, segmentQueue), done: make(chan struct{}), cancel: cancel}
 	records := iter.Seq2[arrow.RecordBatch, error](func(yield func(arrow.RecordBatch, error) bool) {
 		for rec := range seg.in {
 			if !yield(rec, nil) {

@@ -32,6 +32,7 @@ type ReadConfig struct {
 	MaxNumRecords         int64              `yaml:"max_num_records" doc:"Read at most this many records, then end (a bounded read)."`
 	WithMetadata          bool               `yaml:"with_metadata" doc:"sluice adds: append the record's kafka_key, kafka_topic, kafka_partition, kafka_offset, kafka_timestamp and kafka_headers to each row."`
 	MaxReadTimeSeconds    component.Duration `yaml:"max_read_time_seconds" doc:"Read for at most this long after the pipeline starts, then end (a bounded read); seconds, or a duration such as 5m."`
+	FollowSchemaUpdates   bool               `yaml:"follow_schema_updates" doc:"sluice adds: with format AVRO and a schema registry, a newer version of the subject that adds fields adds them to the rows while the pipeline runs (at the rows' end, nullable), instead of leaving them out; WriteToIceberg with schema_evolution: add_columns adds them to the table."`
 
 	// ErrorHandling names the output for records that cannot be decoded.
 	ErrorHandling *component.ErrorHandling `yaml:"error_handling" doc:"Send records that cannot be decoded to this output as {failed_row: the value's bytes, error_message, source: {topic, partition, offset}} instead of stopping the pipeline."`

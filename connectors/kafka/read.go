@@ -47,10 +47,15 @@ func buildRead(ctx *component.Context, cfg *ReadConfig) (component.Source, error
 		ctx.Errorf(ctx.KeyPos("max_num_records"), "%s: max_num_records must not be negative", ctx.Describe())
 		ok = false
 	}
+	if cfg.FollowSchemaUpdates && (!cfg.UsesRegistry() || cfg.Format != "AVRO") {
+		ctx.Errorf(ctx.KeyPos("follow_schema_updates"), "%s: follow_schema_updates follows the newer versions of a schema registry subject: it needs format AVRO and confluent_schema_registry_url", ctx.Describe())
+		ok = false
+	}
 	var reading formats.Reading
 	fok := false
 	if !cfg.UsesRegistry() || ok { // it may ask the registry, with the properties' credentials
-		reading, fok = cfg.Read(ctx, cfg.Format, formats.ReadOptions{Topics: topics, RegistryAuth: set.registryAuth})
+		reading, fok = cfg.Read(ctx, cfg.Format, formats.ReadOptions{Topics: topics, RegistryAuth: set.registryAuth,
+			Follow: cfg.FollowSchemaUpdates})
 	}
 	if !ok || !fok {
 		return nil, nil

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/component"
@@ -40,6 +41,7 @@ type source struct {
 	maxRecords int64
 	maxTime    time.Duration
 	stopAtEnd  bool
+	grown      atomic.Pointer[grownSchema] // with follow_schema_updates: out grown (follow.go)
 
 	admin    *kgo.Client // metadata, offsets and group commits
 	adm      *kadm.Client
@@ -452,6 +454,9 @@ func (s *source) atEnd() bool {
 func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit) error {
 	dec := s.pool.Get().(formats.Decoder)
 	defer s.pool.Put(dec)
+	if s.format.Current != nil {
+		emit = s.growing(emit)
+	}
 	return component.DecodeBatch(b, s.out, s.errOut, emit, func(i int, raw []byte) (schemas.Row, error) {
 		row, err := dec(raw)
 		switch {
@@ -460,7 +465,7 @@ func (s *source) Decode(_ context.Context, b *schemas.Batch, emit component.Emit
 		case err != nil:
 			return nil, err
 		case s.metadata:
-			row = appendMetadata(row, b.Meta.([]*kgo.Record)[i])
+			row = s.withMetadata(row, b.Meta.([]*kgo.Record)[i])
 		}
 		return row, nil
 	})

@@ -71,10 +71,12 @@ func NewEncoder(md protoreflect.MessageDescriptor, in *schemas.Schema, opts Opti
 }
 
 // Append appends the message of row to dst. An error is about the row's data only (a bad
-// record), an *Error unless the row does not have its schema's length; dst comes back as it
-// was given, so what it held is kept.
+// record), an *Error unless the row is shorter than its schema; dst comes back as it was
+// given, so what it held is kept. A longer row is written without the values beyond its
+// schema: fields a source added at the rows' end mid-run (ReadFromKafka's
+// follow_schema_updates), which the sink was not built for.
 func (e *Encoder) Append(dst []byte, row schemas.Row) ([]byte, error) {
-	if len(row) != e.nIn {
+	if len(row) < e.nIn {
 		return dst, fmt.Errorf("the row has %d values, its schema %d fields", len(row), e.nIn)
 	}
 	start := len(dst)

@@ -147,6 +147,10 @@ func TestEncodeRoundTrip(t *testing.T) {
 		if b[0] != 'x' {
 			t.Fatal("the bytes before the message are lost")
 		}
+		// A row that gained a field at its end mid-run writes the same message.
+		if longer, err := enc.Append(nil, append(c.row[:len(c.row):len(c.row)], "added")); err != nil || string(longer) != string(b[1:]) {
+			t.Errorf("%s: a longer row wrote %x (%v), want %x", c.md.FullName(), longer, err, b[1:])
+		}
 		got, err := NewDecoder(c.md).Decode(b[1:])
 		if err != nil {
 			t.Fatal(err)
