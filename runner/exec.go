@@ -370,6 +370,9 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
 			b.StopAtEnd()
 		}
+		if p, ok := s.src.(component.Paced); ok {
+			p.SetEpochInterval(r.plan.EpochInterval)
+		}
 		var from schemas.Offsets
 		// Resume from the smallest offset over the sinks that have a checkpoint. A partition
 		// one of them does not hold starts at the source's default (for a new partition: its
