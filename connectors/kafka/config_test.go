@@ -262,7 +262,7 @@ func TestConfigJSONSchema(t *testing.T) {
 func TestBatchFetchWaitFollowsEpochs(t *testing.T) {
 	src := build(t, "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: embedded, format: RAW}").Component.(*source)
 	for _, c := range []struct{ epoch, want time.Duration }{
-		{0, 250 * time.Millisecond}, // not told: the longest
+		{0, 250 * time.Millisecond},                    // not told: the longest
 		{20 * time.Millisecond, 10 * time.Millisecond}, // franz-go's least
 		{50 * time.Millisecond, 12500 * time.Microsecond},
 		{200 * time.Millisecond, 50 * time.Millisecond},
