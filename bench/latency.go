@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +43,46 @@ type latencyResult struct {
 	CPU      float64 `json:"cpu_s"`
 	RSSMB    float64 `json:"peak_rss_mb"`
 	Check    string  `json:"check"`
+	// Epochs is the runner's per-epoch trace (its debug "epoch committed" lines) of the
+	// measured part of the run: per phase, the p50 and p99 over the epochs in ms.
+	Epochs     int                   `json:"epochs"`
+	EpochTrace map[string][2]float64 `json:"epoch_trace,omitempty"`
+}
+
+// tracePhases are the phases of the runner's epoch trace (runner/epochtrace.go) and "took",
+// from the barrier request to the end of the commit.
+var tracePhases = []string{"wait", "cut", "align", "flush", "commit", "ack", "took"}
+
+// epochTrace returns the p50 and p99 of every phase over the "epoch committed" lines of
+// stderr, and how many epochs there were. A binary without the
+// trace gives "took" only.
+func epochTrace(stderr []byte) (int, map[string][2]float64) {
+	phases := map[string][]float64{}
+	n := 0
+	for line := range bytes.Lines(stderr) {
+		var l map[string]any
+		if json.Unmarshal(line, &l) != nil || l["msg"] != "epoch committed" {
+			continue
+		}
+		n++
+		for _, ph := range tracePhases {
+			switch v := l[ph+"_ms"].(type) {
+			case float64:
+				phases[ph] = append(phases[ph], v)
+			}
+		}
+		if took, ok := l["took"].(string); ok {
+			if d, err := time.ParseDuration(took); err == nil {
+				phases["took"] = append(phases["took"], float64(d)/float64(time.Millisecond))
+			}
+		}
+	}
+	out := map[string][2]float64{}
+	for ph, v := range phases {
+		slices.Sort(v)
+		out[ph] = [2]float64{percentile(v, 50), percentile(v, 99)}
+	}
+	return n, out
 }
 
 // warmID is the first id of the records that wait for the pipeline to be up; they are not
@@ -90,9 +131,10 @@ func (w *latencyWatcher) state() (warm bool, distinct int) {
 	return w.warm, len(w.seen)
 }
 
-// runLatency runs the kafka-kafka pipeline of mode as a process of its own, produces into it
+// runLatency runs the kafka-kafka pipeline of mode as a process of its own (the binary bin,
+// named label in profiles), produces into it
 // at rate records per second for d, and measures when each record reaches the output.
-func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epoch time.Duration, run int) (latencyResult, error) {
+func (e *env) runLatency(ctx context.Context, mode latencyMode, label, bin string, rate int, d, epoch time.Duration, run int) (latencyResult, error) {
 	var res latencyResult
 	id := fmt.Sprintf("%d-%d-%d", rate, run, time.Now().UnixNano())
 	in, out := "lat-in-"+id, "lat-out-"+id
@@ -141,8 +183,12 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 	go func() { defer close(watched); w.watch(wctx, consumer) }()
 	defer func() { stopWatch(); <-watched }()
 
-	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, e.sluice, "run", path)
+	var stderr lockedBuffer
+	args := []string{"run", path, "--log-level", "debug"}
+	if e.profiles != "" {
+		args = append(args, "--cpuprofile", filepath.Join(e.profiles, fmt.Sprintf("latency-%s-%d-%d.prof", label, rate, run)))
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("starting sluice: %w", err)
@@ -179,6 +225,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 	}
 
 	start := time.Now()
+	measured := stderr.Len() // the epochs of the warm-up are not traced
 	n, err := paced(ctx, producer, in, 0, rate, d)
 	if err != nil {
 		return res, err
@@ -199,6 +246,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 		return res, fmt.Errorf("sluice: %w\n%s", err, tail(stderr.Bytes()))
 	}
 	res.CPU, res.RSSMB = cpuTime(cmd.ProcessState), rss
+	res.Epochs, res.EpochTrace = epochTrace(stderr.Bytes()[measured:]) // the process has exited
 
 	stopWatch()
 	<-watched
@@ -216,4 +264,29 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, rate int, d, epo
 		res.Max = w.lat[len(w.lat)-1]
 	}
 	return res, nil
+}
+
+// lockedBuffer is a bytes.Buffer that a process writes while the harness reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+// Bytes returns a copy of what was written so far.
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
 }

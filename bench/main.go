@@ -40,6 +40,7 @@ func main() {
 	rates := flag.String("rates", "10000,50000", "input rates of the latency runs, records per second")
 	latSecs := flag.Duration("latency-seconds", 20*time.Second, "how long each latency run produces")
 	latEpoch := flag.Duration("latency-epoch", 100*time.Millisecond, "checkpoint_interval of the latency runs")
+	latModes := flag.String("latency-modes", "", "comma-separated delivery modes of the latency runs (default: all): exactly_once, at_least_once, at_least_once+async")
 	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario run into this directory (NAME-RUN.prof)")
 	heapProfiles := flag.String("heapprofile-dir", "", "write the heap profile of every scenario run at its largest heap into this directory (NAME-RUN.heap)")
 	base := flag.String("sluice-base", "", "another sluice binary (a baseline) that runs every scenario too, right after the first, as NAME@base")
@@ -86,6 +87,20 @@ func main() {
 			os.Exit(2)
 		}
 		o.rates = append(o.rates, n)
+	}
+	for m := range strings.SplitSeq(*latModes, ",") {
+		if m = strings.TrimSpace(m); m == "" {
+			continue
+		}
+		i := slices.IndexFunc(latencyModes, func(l latencyMode) bool { return l.name == m })
+		if i < 0 {
+			fmt.Fprintf(os.Stderr, "bench: --latency-modes: unknown %q\n", m)
+			os.Exit(2)
+		}
+		o.latModes = append(o.latModes, latencyModes[i])
+	}
+	if o.latModes == nil {
+		o.latModes = latencyModes
 	}
 	if *only != "" {
 		o.only = map[string]bool{}
@@ -135,6 +150,7 @@ type options struct {
 	base              string // --sluice-base, or ""
 	rates             []int
 	latSecs, latEpoch time.Duration
+	latModes          []latencyMode
 	only              map[string]bool // nil: all
 }
 
@@ -215,14 +231,23 @@ func run(ctx context.Context, o options) (*results, error) {
 		if !o.wants("latency") {
 			continue
 		}
-		for _, mode := range latencyModes {
+		for _, mode := range o.latModes {
 			for _, rate := range o.rates {
-				progress("round %d: latency %s at %d records/s", round+1, mode.name, rate)
-				l, err := e.runLatency(ctx, mode, rate, o.latSecs, o.latEpoch, round)
-				if err != nil {
-					return r, fmt.Errorf("latency %s at %d/s: %w", mode.name, rate, err)
+				bins := map[string]string{mode.name: e.sluice}
+				if o.base != "" { // the baseline right after, in the same round
+					bins[mode.name+baseSuffix] = e.base
 				}
-				r.addLatency(mode.name, rate, l)
+				for _, name := range []string{mode.name, mode.name + baseSuffix} {
+					if bins[name] == "" {
+						continue
+					}
+					progress("round %d: latency %s at %d records/s", round+1, name, rate)
+					l, err := e.runLatency(ctx, mode, name, bins[name], rate, o.latSecs, o.latEpoch, round)
+					if err != nil {
+						return r, fmt.Errorf("latency %s at %d/s: %w", name, rate, err)
+					}
+					r.addLatency(name, rate, l)
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -238,7 +239,41 @@ func report(w io.Writer, r *results) bool {
 			num(med(func(x latencyResult) float64 { return x.CPU }), 2),
 			num(med(func(x latencyResult) float64 { return x.RSSMB }), 0), check(checks))
 	}
+	if len(r.Latency) > 0 {
+		reportEpochTrace(w, r.Latency)
+	}
 	return ok
+}
+
+// reportEpochTrace writes the runner's epoch trace of the latency runs: per phase, the p50 /
+// p99 over the epochs of a run (the median over the runs), and the sluice CPU per record.
+func reportEpochTrace(w io.Writer, series []latencySeries) {
+	fmt.Fprintf(w, "\nepoch trace of the latency runs (runner/epochtrace.go), ms, p50 / p99 over the epochs; - where the binary has no trace:\n\n")
+	fmt.Fprintf(w, "| delivery | rec/s | epochs | %s | sluice CPU us per record |\n", strings.Join(tracePhases, " | "))
+	fmt.Fprintf(w, "|---|---|---|%s---|\n", strings.Repeat("---|", len(tracePhases)))
+	for _, l := range series {
+		cells := []string{l.Mode, strconv.Itoa(l.Rate), num(median(field(l.Runs, func(x latencyResult) float64 { return float64(x.Epochs) })), 0)}
+		for _, ph := range tracePhases {
+			p50 := median(field(l.Runs, func(x latencyResult) float64 { return x.phase(ph, 0) }))
+			p99 := median(field(l.Runs, func(x latencyResult) float64 { return x.phase(ph, 1) }))
+			if math.IsNaN(p50) {
+				cells = append(cells, "-")
+				continue
+			}
+			cells = append(cells, num(p50, 1)+" / "+num(p99, 1))
+		}
+		cpu := median(field(l.Runs, func(x latencyResult) float64 { return x.CPU / float64(max(x.Produced, 1)) * 1e6 }))
+		fmt.Fprintf(w, "| %s | %s |\n", strings.Join(cells, " | "), num(cpu, 1))
+	}
+}
+
+// phase is the p50 (i 0) or p99 (i 1) of a phase of the epoch trace, NaN when not traced.
+func (x latencyResult) phase(name string, i int) float64 {
+	v, ok := x.EpochTrace[name]
+	if !ok {
+		return math.NaN()
+	}
+	return v[i]
 }
 
 func pct(f float64) string {

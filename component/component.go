@@ -66,6 +66,13 @@ type Bounded interface {
 	StopAtEnd()
 }
 
+// Paced is implemented by sources that size their reads by how often the run cuts an epoch
+// (ReadFromKafka with exactly_once lets a fetch wait a fraction of an epoch for more
+// records). The runner calls SetEpochInterval before Open.
+type Paced interface {
+	SetEpochInterval(time.Duration)
+}
+
 // Checkpoint is what a sink stores atomically with its data: which pipeline wrote it, the
 // epoch, and for every source partition the sink covers the next offset to read.
 type Checkpoint struct {

@@ -168,7 +168,8 @@ type run struct {
 	bySource  map[*Node]*sourceState
 	bySink    map[*Node]*sinkState
 	consumers map[*Node]map[string][]target
-	laneDone  chan uint64
+	laneDone  chan laneReport
+	roundEnd  time.Time // when the coordinator's last barrier round ended; the coordinator's own
 	wake      chan struct{}
 	read      atomic.Int64
 	errorRows atomic.Int64
@@ -208,7 +209,7 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
-	r.laneDone = make(chan uint64, r.lanes)
+	r.laneDone = make(chan laneReport, r.lanes)
 	r.lineage = lineageOf(p, cfg.Version)
 	r.wire()
 	r.wireCounts()
@@ -368,6 +369,9 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	for _, s := range r.sources {
 		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
 			b.StopAtEnd()
+		}
+		if p, ok := s.src.(component.Paced); ok {
+			p.SetEpochInterval(r.plan.EpochInterval)
 		}
 		var from schemas.Offsets
 		// Resume from the smallest offset over the sinks that have a checkpoint. A partition
@@ -628,6 +632,11 @@ func (r *run) allEnded() bool {
 // at the barrier, so that the next round is cut only when records came after it.
 func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Node]component.Emit) (int64, error) {
 	start := time.Now()
+	tr := &epochTrace{}
+	if !r.roundEnd.IsZero() {
+		tr.wait = start.Sub(r.roundEnd)
+	}
+	defer func() { r.roundEnd = time.Now() }()
 	for _, s := range r.sources {
 		s.req <- e
 		s.interrupt()
@@ -647,24 +656,28 @@ func (r *run) epoch(ctx context.Context, e uint64, final bool, fireEmit map[*Nod
 			return 0, ctx.Err()
 		}
 	}
+	cut := time.Now()
+	tr.cut = cut.Sub(start)
 	fired, state, err := r.fire(ctx, final, next, fireEmit)
 	if err != nil {
 		return 0, err
 	}
 	for range r.lanes {
 		select {
-		case <-r.laneDone:
+		case rep := <-r.laneDone:
+			tr.flush = max(tr.flush, rep.flush)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
+	tr.align = time.Since(cut)
 	if !sent && !fired {
 		return read, nil
 	}
 	if err := r.lostErr(); err != nil {
 		return 0, err
 	}
-	p := progress{epoch: e, next: next, state: state, start: start, oldest: oldest}
+	p := progress{epoch: e, next: next, state: state, start: start, oldest: oldest, trace: tr}
 	if r.async != nil {
 		return read, r.async.submit(p)
 	}
@@ -680,13 +693,16 @@ type progress struct {
 	start time.Time // when the epoch's barrier round began
 	// oldest is, per source, the oldest record time the progress covers (freshness).
 	oldest map[*sourceState]time.Time
+	trace  *epochTrace // the epoch's phases so far; save adds the commit's
 }
 
 // save has every sink commit p, then tells the sources that implement Acker.
 func (r *run) save(ctx context.Context, p progress) error {
+	committing := time.Now()
 	if err := r.commit(ctx, p); err != nil {
 		return err
 	}
+	acking := time.Now()
 	for _, s := range r.sources {
 		if a, ok := s.src.(component.Acker); ok {
 			if err := a.Ack(ctx, p.next[s]); err != nil {
@@ -697,7 +713,10 @@ func (r *run) save(ctx context.Context, p progress) error {
 	r.epochs.Add(1)
 	took := time.Since(p.start)
 	r.metrics.epochSeconds.Observe(took.Seconds())
-	r.log.Debug("epoch committed", "epoch", p.epoch, "took", took.String())
+	tr := p.trace
+	tr.commit, tr.ack = acking.Sub(committing), time.Since(acking)
+	r.metrics.observe(tr)
+	r.log.Debug("epoch committed", append([]any{"epoch", p.epoch, "took", took.String()}, tr.attrs()...)...)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
@@ -105,17 +106,24 @@ func (r *run) passBarrier(ctx context.Context, l int, epoch uint64) error {
 	if err := r.waitForFiring(ctx, l, epoch); err != nil {
 		return err
 	}
+	start := time.Now()
 	for _, k := range r.sinks {
 		if err := k.writers[l].Flush(ctx, epoch); err != nil {
 			return k.node.InStage(fmt.Errorf("flushing epoch %d: %w", epoch, err))
 		}
 	}
 	select {
-	case r.laneDone <- epoch:
+	case r.laneDone <- laneReport{epoch: epoch, flush: time.Since(start)}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// laneReport is a lane's word that it passed barrier epoch, and how long its flush took.
+type laneReport struct {
+	epoch uint64
+	flush time.Duration
 }
 
 func (r *run) deliver(ctx context.Context, l int, t target, b *schemas.Batch, emit map[*Node]component.Emit) error {

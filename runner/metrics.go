@@ -21,6 +21,7 @@ type metrics struct {
 	errorRows, epochs, lastCommit, stateBytes, lateRecords *prometheus.Desc
 	commitSeconds, freshness                               *prometheus.HistogramVec
 	epochSeconds                                           prometheus.Histogram
+	epochPhases                                            *prometheus.HistogramVec // epochtrace.go
 }
 
 func newMetrics(r *run) *metrics {
@@ -60,6 +61,7 @@ func newMetrics(r *run) *metrics {
 			Name: "sluice_epoch_latency_seconds", Help: "From the cut of an epoch (the barrier) to the last sink's commit of it.",
 			ConstLabels: pipeline, Buckets: latency,
 		}),
+		epochPhases: newPhaseHistogram(pipeline),
 	}
 }
 
@@ -72,6 +74,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.commitSeconds.Describe(ch)
 	m.freshness.Describe(ch)
 	m.epochSeconds.Describe(ch)
+	m.epochPhases.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -127,6 +130,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.commitSeconds.Collect(ch)
 	m.freshness.Collect(ch)
 	m.epochSeconds.Collect(ch)
+	m.epochPhases.Collect(ch)
 }
 
 // partitionLabel is the partition label of a source partition: its position's source and

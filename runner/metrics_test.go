@@ -240,6 +240,7 @@ options: {name: families, checkpoint_interval: 50ms}
 		"sluice_commit_duration_seconds":       "pipeline sink",
 		"sluice_freshness_seconds":             "pipeline sink",
 		"sluice_epoch_latency_seconds":         "pipeline",
+		"sluice_epoch_phase_seconds":           "phase pipeline",
 		"sluice_error_rows_total":              "pipeline",
 		"sluice_epochs_committed_total":        "pipeline",
 		"sluice_kafka_read_bytes_total":        "node_id pipeline sink source",

@@ -255,3 +255,23 @@ func TestConfigJSONSchema(t *testing.T) {
 		}
 	}
 }
+
+// With exactly_once a fetch waits for fuller batches a quarter of the run's epoch interval, within
+// franz-go's least wait and 250 ms: a record waits in the broker that long at most on top of
+// its epoch (issue 21).
+func TestBatchFetchWaitFollowsEpochs(t *testing.T) {
+	src := build(t, "type: ReadFromKafka\nconfig: {topic: t, bootstrap_servers: embedded, format: RAW}").Component.(*source)
+	for _, c := range []struct{ epoch, want time.Duration }{
+		{0, 250 * time.Millisecond},                    // not told: the longest
+		{20 * time.Millisecond, 10 * time.Millisecond}, // franz-go's least
+		{50 * time.Millisecond, 12500 * time.Microsecond},
+		{200 * time.Millisecond, 50 * time.Millisecond},
+		{2 * time.Second, 250 * time.Millisecond},
+		{time.Minute, 250 * time.Millisecond},
+	} {
+		src.SetEpochInterval(c.epoch)
+		if got := batchFetchWait(src.set.epoch); got != c.want {
+			t.Errorf("epochs of %v: a fetch waits %v, want %v", c.epoch, got, c.want)
+		}
+	}
+}

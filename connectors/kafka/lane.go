@@ -184,6 +184,14 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 		w.held = nil
 		w.s.txnMu.RUnlock()
 	}
+	if exactly && w.sent.pending() {
+		// Send what lingers (the client's linger, 10 ms by default) now: the epoch's commit
+		// waits for it. No lane produces into the transaction once past its barrier, so this
+		// ends when the slowest lane has flushed, as the commit would wait anyway.
+		if err := cl.Flush(ctx); err != nil {
+			return fmt.Errorf("%s: flushing epoch %d: %w", w.s.what, epoch, err)
+		}
+	}
 	if err := w.sent.wait(ctx); err != nil {
 		return fmt.Errorf("%s: flushing epoch %d: %w", w.s.what, epoch, err)
 	}
@@ -228,6 +236,13 @@ func (f *inflight) done(r *kgo.Record, err error) {
 		close(f.idle)
 		f.idle = nil
 	}
+}
+
+// pending reports whether records are in flight.
+func (f *inflight) pending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n > 0
 }
 
 // wait waits until no record is in flight and returns the first error ever recorded: after a

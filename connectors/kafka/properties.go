@@ -37,8 +37,9 @@ type settings struct {
 	readCommitted bool
 	maxPoll       int
 	autoCreate    bool
-	fetch         []kgo.Opt // fetch sizes and waits
-	batchFetches  bool      // wait for fuller fetches by default (exactly_once)
+	fetch         []kgo.Opt     // fetch sizes and waits
+	batchFetches  bool          // wait for fuller fetches by default (exactly_once)
+	epoch         time.Duration // how often the run cuts an epoch (component.Paced); 0: unknown
 	session       time.Duration
 
 	// Producer.

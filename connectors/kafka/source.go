@@ -83,6 +83,10 @@ func newSource(what string, topics []string, set *settings, format formats.Readi
 // read_committed).
 func (s *source) StopAtEnd() { s.stopAtEnd = true }
 
+// SetEpochInterval bounds how long a fetch waits for more records by the epoch interval
+// (component.Paced; batchFetchWait).
+func (s *source) SetEpochInterval(d time.Duration) { s.set.epoch = d }
+
 // Open assigns every partition of the topics, each starting at its offset in from, else at the
 // committed offset of group.id, else at auto_offset_reset. It checks that the offsets it
 // resumes from still exist. In a run with group.id, the source joins the consumer group
