@@ -39,21 +39,28 @@ func main() {
 	rates := flag.String("rates", "10000,50000", "input rates of the latency runs, records per second")
 	latSecs := flag.Duration("latency-seconds", 20*time.Second, "how long each latency run produces")
 	latEpoch := flag.Duration("latency-epoch", 100*time.Millisecond, "checkpoint_interval of the latency runs")
-	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario run into this directory (NAME-RUN.prof)")
+	profiles := flag.String("cpuprofile-dir", "", "write a CPU profile of every scenario and raw limit run into this directory (NAME-RUN.prof)")
 	heapProfiles := flag.String("heapprofile-dir", "", "write the heap profile of every scenario run at its largest heap into this directory (NAME-RUN.heap)")
 	base := flag.String("sluice-base", "", "another sluice binary (a baseline) that runs every scenario too, right after the first, as NAME@base")
 	rawChildMode := flag.String("raw-child", "", "internal: run one raw limit in this process")
 	rawAddr := flag.String("raw-addr", "", "internal: the broker of -raw-child")
 	rawDir := flag.String("raw-dir", "", "internal: the scratch directory of -raw-child, or the table it reads")
 	rawTopic := flag.String("raw-topic", "", "internal: the topic -raw-child produces to")
+	rawProfile := flag.String("raw-cpuprofile", "", "internal: the CPU profile of -raw-child")
 	flag.Parse()
 	if *rawChildMode != "" {
-		var err error
+		stopProfile, err := startProfile(*rawProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench raw:", err)
+			os.Exit(1)
+		}
+		defer stopProfile()
 		if *rawChildMode == rawIcebergKafka {
 			err = rawIcebergChild(*rawAddr, *rawDir, *rawTopic)
 		} else {
 			err = rawChild(*rawChildMode, *rawAddr, *records, *rawDir)
 		}
+		stopProfile()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench raw:", err)
 			os.Exit(1)

@@ -83,7 +83,8 @@ const (
 type writing struct {
 	tbl    *table.Table
 	conv   *converter
-	shared sharedRuns // a partitioned table's runs that all lanes feed (shared.go)
+	shared sharedRuns   // a partitioned table's runs that all lanes feed (shared.go)
+	direct *rowFileSpec // set when the lanes write the files themselves (parquetwrite.go)
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
@@ -203,17 +204,18 @@ func newWriting(tbl *table.Table, cat table.CatalogIO, rows *schemas.Schema) (*w
 	if err != nil {
 		return nil, fmt.Errorf("the table's schema: %w", err)
 	}
-	conv, err := newConverter(sc, func(name string) func(schemas.Row) any {
+	get := func(name string) func(schemas.Row) any {
 		i, ok := rows.Index(name)
 		if !ok {
 			return nil
 		}
 		return func(r schemas.Row) any { return r[i] }
-	})
+	}
+	conv, err := newConverter(sc, get)
 	if err != nil {
 		return nil, err
 	}
-	return &writing{tbl: view, conv: conv}, nil
+	return &writing{tbl: view, conv: conv, direct: newRowFileSpec(view, sc, get)}, nil
 }
 
 // writeView returns tbl with sluice's file sizes where the table sets none: files roll at

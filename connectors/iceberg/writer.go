@@ -25,8 +25,9 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
-	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
-	ahead   bool                    // records went to shared runs of the epoch after flushed
+	files   map[*tableState]*rowFiles // tables written without iceberg-go's writer (parquetwrite.go)
+	ups     map[*tableState]changes   // upsert: the newest change per key since the last Flush
+	ahead   bool                      // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
 	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
 	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
@@ -80,8 +81,15 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				return err
 			}
 		}
+		direct := g.ts.wr.direct != nil && w.s.plan.upsert == nil
 		for len(g.rows) > 0 {
-			rec, err := g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
+			var rec arrow.RecordBatch
+			var err error
+			if direct {
+				err = w.writeRows(ctx, g.ts, g.rows, positions(b, g.idx))
+			} else {
+				rec, err = g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
+			}
 			var re *rowError
 			if err != nil && errOut != nil && errors.As(err, &re) {
 				// The row goes to the error output; the others are converted again.
@@ -94,6 +102,9 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			}
 			if err != nil {
 				return fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, err)
+			}
+			if direct {
+				break
 			}
 			if w.s.plan.upsert != nil {
 				rec.Release() // converted only to check the rows; the commit writes them
@@ -193,7 +204,7 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordB
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 && len(w.ups) == 0 && !w.ahead {
+		if epoch == w.flushed && len(w.segs) == 0 && len(w.files) == 0 && len(w.ups) == 0 && !w.ahead {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
@@ -207,7 +218,7 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	for _, seg := range segs {
 		close(seg.in)
 	}
-	ended := map[*tableState]*segment{}
+	ended := w.endFiles()
 	for ts, seg := range segs {
 		select {
 		case <-seg.done:
@@ -281,10 +292,13 @@ func (w *laneWriter) abort() {
 	for _, seg := range w.segs {
 		seg.stop()
 	}
+	for _, f := range w.files {
+		f.abort()
+	}
 	for r := range w.fed {
 		r.abort()
 	}
-	w.segs, w.fed, w.ups = nil, nil, nil
+	w.segs, w.files, w.fed, w.ups = nil, nil, nil, nil
 }
 
 // segmentQueue is how many record batches wait for a run of the record writer: the lane's
