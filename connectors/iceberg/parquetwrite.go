@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,7 +35,7 @@ type rowFileSpec struct {
 	tbl           *table.Table // the write view (sluice's sizes)
 	schema        *arrow.Schema
 	get           func(name string) func(schemas.Row) any
-	props         *parquet.WriterProperties
+	opts          []parquet.WriterProperty // arrow-go's writer properties, as iceberg-go's for the table
 	rowGroupBytes int64
 	targetBytes   int64
 	loc           table.LocationProvider
@@ -46,11 +48,11 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 	if !tbl.Spec().IsUnpartitioned() || meta.Version() > 2 || tbl.SortOrder().OrderID() != table.UnsortedSortOrderID {
 		return nil
 	}
-	props, ok := parquetProps(tbl.Properties(), sc)
+	opts, ok := parquetProps(tbl.Properties(), sc)
 	if !ok {
 		return nil
 	}
-	if _, err := parquetrow.NewWriter(discard{}, sc, get, props, 1); err != nil {
+	if _, err := parquetrow.NewWriter(discard{}, sc, get, parquet.NewWriterProperties(opts...), 1); err != nil {
 		return nil // a column parquetrow does not encode
 	}
 	loc, err := tbl.LocationProvider()
@@ -58,7 +60,7 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 		return nil
 	}
 	p := tbl.Properties()
-	return &rowFileSpec{tbl: tbl, schema: sc, get: get, props: props, loc: loc,
+	return &rowFileSpec{tbl: tbl, schema: sc, get: get, opts: opts, loc: loc,
 		rowGroupBytes: int64(p.GetInt(table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)),
 		targetBytes:   int64(p.GetInt(targetFileSizeKey, DefaultTargetFileSize))}
 }
@@ -84,7 +86,7 @@ var parquetCodecs = map[string]compress.Compression{
 
 // parquetProps returns arrow-go's writer properties for the table's properties, as iceberg-go
 // sets them for its own files, or false for a table with keys or values it does not cover.
-func parquetProps(p iceberg.Properties, sc *arrow.Schema) (*parquet.WriterProperties, bool) {
+func parquetProps(p iceberg.Properties, sc *arrow.Schema) ([]parquet.WriterProperty, bool) {
 	for k, v := range p {
 		if (strings.HasPrefix(k, "write.parquet.") || strings.HasPrefix(k, "parquet.")) && !parquetKeys[k] {
 			return nil, false
@@ -115,7 +117,7 @@ func parquetProps(p iceberg.Properties, sc *arrow.Schema) (*parquet.WriterProper
 		// As iceberg-go (and parquet-mr): a column whose dictionary does not pay falls back to plain.
 		opts = append(opts, parquet.WithDictionaryCostFallbackFor(f.Name, true))
 	}
-	return parquet.NewWriterProperties(opts...), true
+	return opts, true
 }
 
 // rowFiles are a lane's files of one table between two flushes: the open one and those it
@@ -127,6 +129,25 @@ type rowFiles struct {
 	count int
 	open  *rowFile
 	files []iceberg.DataFile
+	// plain are the columns whose dictionary outgrew its limit in the lane's last file: the
+	// next files write them plain from the start instead of building a dictionary each time
+	// only to drop it (a lane writes a file per epoch, and a row group tries the dictionary
+	// anew). Every redictionary-th file tries them again.
+	plain map[string]bool
+}
+
+const redictionary = 16
+
+// props are the writer properties of the lane's next file.
+func (f *rowFiles) props() *parquet.WriterProperties {
+	opts := f.spec.opts
+	if len(f.plain) > 0 && f.count%redictionary != 0 {
+		opts = slices.Clone(opts)
+		for col := range f.plain {
+			opts = append(opts, parquet.WithDictionaryFor(col, false))
+		}
+	}
+	return parquet.NewWriterProperties(opts...)
 }
 
 // rowFile is an open data file.
@@ -181,18 +202,18 @@ func (f *rowFiles) start(ctx context.Context) error {
 		return fmt.Errorf("the table's file system (%T) cannot write files", fs)
 	}
 	path := f.spec.loc.NewDataLocation(fmt.Sprintf("00000-%d-%s-%05d.parquet", f.lane, f.run, f.count))
-	f.count++
 	out, err := wfs.Create(path)
 	if err != nil {
 		return err
 	}
 	size := &countingWriter{w: out}
-	pw, err := parquetrow.NewWriter(size, f.spec.schema, f.spec.get, f.spec.props, f.spec.rowGroupBytes)
+	pw, err := parquetrow.NewWriter(size, f.spec.schema, f.spec.get, f.props(), f.spec.rowGroupBytes)
 	if err != nil {
 		out.Close()
 		return err
 	}
 	f.open = &rowFile{path: path, fs: wfs, out: out, size: size, pw: pw}
+	f.count++
 	return nil
 }
 
@@ -215,6 +236,11 @@ func (f *rowFiles) close() error {
 	})
 	if err != nil {
 		return fmt.Errorf("the metrics of %s: %w", of.path, err)
+	}
+	if (f.count-1)%redictionary == 0 {
+		f.plain = parquetrow.PlainColumns(meta)
+	} else {
+		maps.Copy(f.plain, parquetrow.PlainColumns(meta))
 	}
 	f.files = append(f.files, df)
 	return nil
@@ -291,13 +317,23 @@ func (w *laneWriter) writeRows(ctx context.Context, ts *tableState, rows []schem
 }
 
 // endFiles closes the lane's files at a Flush and returns them as ended runs, for Flush to
-// seal alike.
+// seal alike. The tables' rowFiles stay, with what they learnt about dictionaries.
 func (w *laneWriter) endFiles() map[*tableState]*segment {
 	ended := map[*tableState]*segment{}
 	for ts, f := range w.files {
-		files, err := f.end()
-		ended[ts] = &segment{files: files, err: err}
+		if files, err := f.end(); len(files) > 0 || err != nil {
+			ended[ts] = &segment{files: files, err: err}
+		}
 	}
-	w.files = nil
 	return ended
+}
+
+// filesOpen reports whether the lane wrote rows into its files since the last Flush.
+func (w *laneWriter) filesOpen() bool {
+	for _, f := range w.files {
+		if f.open != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -170,3 +170,55 @@ func TestDirectPathBadRowToErrorOutput(t *testing.T) {
 		t.Fatalf("write: %v, want the bad row's column, value and offset", err)
 	}
 }
+
+// TestDirectPathSkipsDictionariesThatFellBack writes three epochs with dictionaries of 1 KiB:
+// the first file of the lane tries a dictionary for every column, and the next ones write the
+// columns whose dictionary outgrew the limit (name, all distinct) plain from the start, while
+// the one that fits (day, 40 dates) keeps its dictionary. Every row reads back. (A dictionary
+// that falls back leaves no trace in the file, so the lane's memory of it is checked too.)
+func TestDirectPathSkipsDictionariesThatFellBack(t *testing.T) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "direct-dict", lanes: 1}
+	s := w.build(flatKinds, "db.flat", "table_properties: {write.parquet.dict-size-bytes: '1024'}")
+	h.open(s, "")
+	defer s.Close(context.Background())
+	d := connectortest.Driver{T: t, Pipeline: h.pipeline, Lanes: h.lanes, Source: testSource}
+	const per = 400
+	for epoch := range uint64(3) {
+		h.write(s, flatKinds, 0, int(epoch)*per, int(epoch+1)*per, flatRow)
+		h.flush(s, epoch+1)
+		d.Commit(s, epoch+1, int(epoch+1)*per)
+	}
+	if got := sorted(w.ids("db.flat")); !slices.Equal(got, seq(0, 3*per)) {
+		t.Fatalf("scan: %d ids, want 0..%d", len(got), 3*per-1)
+	}
+	dict := map[string][]bool{} // by column: has a dictionary page, file by file in write order
+	files := w.dataFiles("db.flat")
+	slices.Sort(files) // named by the lane's file count
+	for _, path := range files {
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg := pf.MetaData().RowGroup(0)
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dict[cc.PathInSchema().String()] = append(dict[cc.PathInSchema().String()], cc.HasDictionaryPage())
+		}
+		pf.Close()
+	}
+	lane := s.writers[0].files[s.tables["db.flat"]]
+	if next := lane.props(); next.DictionaryEnabledFor("name") || !next.DictionaryEnabledFor("day") {
+		t.Errorf("the lane's next file has dictionaries for name %v and day %v, want false and true (plain: %v)",
+			next.DictionaryEnabledFor("name"), next.DictionaryEnabledFor("day"), lane.plain)
+	}
+	if want := []bool{false, false, false}; !slices.Equal(dict["name"], want) {
+		t.Errorf("name has a dictionary in files %v, want %v", dict["name"], want)
+	}
+	if want := []bool{true, true, true}; !slices.Equal(dict["day"], want) {
+		t.Errorf("day has a dictionary in files %v, want %v", dict["day"], want)
+	}
+}

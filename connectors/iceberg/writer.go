@@ -204,7 +204,7 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, rec arrow.RecordB
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 && len(w.files) == 0 && len(w.ups) == 0 && !w.ahead {
+		if epoch == w.flushed && len(w.segs) == 0 && !w.filesOpen() && len(w.ups) == 0 && !w.ahead {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)

@@ -302,3 +302,27 @@ func writeBatch[T any, W interface {
 	_, err := w.WriteBatch(vals, def, nil)
 	return err
 }
+
+// dictionaryPage is format.PageType DICTIONARY_PAGE (arrow-go keeps the type internal).
+const dictionaryPage = 2
+
+// PlainColumns returns the columns of a file some of whose data pages are plain-encoded while
+// dictionaries were on: those whose dictionary outgrew its limit and fell back to plain.
+func PlainColumns(meta *metadata.FileMetaData) map[string]bool {
+	out := map[string]bool{}
+	for i := range meta.NumRowGroups() {
+		rg := meta.RowGroup(i)
+		for c := range rg.NumColumns() {
+			cc, err := rg.ColumnChunk(c)
+			if err != nil {
+				continue
+			}
+			for _, st := range cc.EncodingStats() {
+				if int(st.PageType) != dictionaryPage && st.Encoding == parquet.Encodings.Plain {
+					out[cc.PathInSchema().String()] = true
+				}
+			}
+		}
+	}
+	return out
+}
