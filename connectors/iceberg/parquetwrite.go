@@ -45,7 +45,8 @@ type rowFileSpec struct {
 // the table needs iceberg-go's writer.
 func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(schemas.Row) any) *rowFileSpec {
 	meta := tbl.Metadata()
-	if !tbl.Spec().IsUnpartitioned() || meta.Version() > 2 || tbl.SortOrder().OrderID() != table.UnsortedSortOrderID {
+	if !tbl.Spec().IsUnpartitioned() || meta.Version() > 2 || tbl.SortOrder().OrderID() != table.UnsortedSortOrderID ||
+		tbl.Properties().Get(table.WriteFormatDefaultKey, table.WriteFormatDefaultDefault) != "parquet" {
 		return nil
 	}
 	opts, ok := parquetProps(tbl.Properties(), sc)
@@ -127,6 +128,7 @@ type rowFiles struct {
 	lane  int
 	run   string // names the files of the lane's run, as iceberg-go's write UUID
 	count int
+	fs    iceio.WriteFileIO // the table's, once a file was opened
 	open  *rowFile
 	files []iceberg.DataFile
 	// plain are the columns whose dictionary outgrew its limit in the lane's last file: the
@@ -193,14 +195,18 @@ func (f *rowFiles) write(ctx context.Context, rows []schemas.Row) error {
 }
 
 func (f *rowFiles) start(ctx context.Context) error {
-	fs, err := f.spec.tbl.FS(ctx)
-	if err != nil {
-		return err
+	if f.fs == nil {
+		fs, err := f.spec.tbl.FS(ctx)
+		if err != nil {
+			return err
+		}
+		wfs, ok := fs.(iceio.WriteFileIO)
+		if !ok {
+			return fmt.Errorf("the table's file system (%T) cannot write files", fs)
+		}
+		f.fs = wfs
 	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return fmt.Errorf("the table's file system (%T) cannot write files", fs)
-	}
+	wfs := f.fs
 	path := f.spec.loc.NewDataLocation(fmt.Sprintf("00000-%d-%s-%05d.parquet", f.lane, f.run, f.count))
 	out, err := wfs.Create(path)
 	if err != nil {

@@ -117,7 +117,9 @@ func (w *Writer) Write(rows []schemas.Row) error {
 			return fmt.Errorf("parquetrow: column %q: %w", c.name, err)
 		}
 	}
-	if w.rg.TotalBytesWritten() >= w.rowGroupBytes {
+	// As pqarrow's buffered writes: a row group ends by its size, or by its rows (checked
+	// between writes, so a row group may pass the limit by a batch).
+	if n, _ := w.rg.NumRows(); w.rg.TotalBytesWritten() >= w.rowGroupBytes || int64(n) >= w.fw.Properties().MaxRowGroupLength() {
 		return w.endRowGroup()
 	}
 	return nil
