@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -91,8 +92,10 @@ func BenchmarkRawParquet(b *testing.B) {
 	for _, mode := range []string{rawParquet, rawParquetGo, rawParquetRow} {
 		b.Run(mode, func(b *testing.B) {
 			b.SetBytes(int64(len(rows)) * recordSize)
+			var size int64
 			for range b.N {
-				w, err := rowSinks[mode](s, filepath.Join(b.TempDir(), "raw.parquet"))
+				path := filepath.Join(b.TempDir(), "raw.parquet")
+				w, err := rowSinks[mode](s, path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -104,7 +107,13 @@ func BenchmarkRawParquet(b *testing.B) {
 				if err := w.close(); err != nil {
 					b.Fatal(err)
 				}
+				st, err := os.Stat(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = st.Size()
 			}
+			b.ReportMetric(float64(size)/float64(len(rows)*recordSize), "file/input")
 		})
 	}
 }
