@@ -48,20 +48,11 @@ func TestRawParquetWritersWriteTheRows(t *testing.T) {
 	for mode, newSink := range rowSinks {
 		t.Run(mode, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "raw.parquet")
-			w, err := newSink(s, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, row := range rows {
-				if err := w.add(row); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := w.close(); err != nil {
+			if err := writeRows(newSink, s, path, rows); err != nil {
 				t.Fatal(err)
 			}
 			i := 0
-			err = eachParquetRow(context.Background(), path, func(fs *schemas.Schema, read schemas.Row) {
+			err := eachParquetRow(context.Background(), path, func(fs *schemas.Schema, read schemas.Row) {
 				got := make(schemas.Row, len(s.Fields)) // parquet-go orders the columns by name
 				for c, f := range fs.Fields {
 					j, _ := s.Index(f.Name)
@@ -95,16 +86,7 @@ func BenchmarkRawParquet(b *testing.B) {
 			var size int64
 			for range b.N {
 				path := filepath.Join(b.TempDir(), "raw.parquet")
-				w, err := rowSinks[mode](s, path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, row := range rows {
-					if err := w.add(row); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := w.close(); err != nil {
+				if err := writeRows(rowSinks[mode], s, path, rows); err != nil {
 					b.Fatal(err)
 				}
 				st, err := os.Stat(path)
@@ -116,4 +98,18 @@ func BenchmarkRawParquet(b *testing.B) {
 			b.ReportMetric(float64(size)/float64(len(rows)*recordSize), "file/input")
 		})
 	}
+}
+
+// writeRows writes rows into a file at path by the writer newSink makes.
+func writeRows(newSink func(*schemas.Schema, string) (rowSink, error), s *schemas.Schema, path string, rows []schemas.Row) error {
+	w, err := newSink(s, path)
+	if err != nil {
+		return err
+	}
+	for _, row := range rows {
+		if err := w.add(row); err != nil {
+			return err
+		}
+	}
+	return w.close()
 }

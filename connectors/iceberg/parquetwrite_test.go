@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -109,28 +108,7 @@ func TestDirectFilesAsIcebergGoWrites(t *testing.T) {
 	}
 
 	// Every row reads back.
-	at := w.scan("db.flat")
-	read := map[int64]schemas.Row{}
-	tr := array.NewTableReader(at, 64)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			row := make(schemas.Row, len(flatKinds.Fields))
-			for j, f := range flatKinds.Fields {
-				row[j] = arrowValue(rec.Column(rec.Schema().FieldIndices(f.Name)[0]), i)
-			}
-			read[row[0].(int64)] = row
-		}
-	}
-	if len(read) != n {
-		t.Fatalf("scan: %d rows, want %d", len(read), n)
-	}
-	for i := range n {
-		if want := norm(flatRow(i)); !reflect.DeepEqual(norm(read[int64(i)]), want) {
-			t.Fatalf("row %d:\n got  %v\n want %v", i, norm(read[int64(i)]), want)
-		}
-	}
+	w.checkScan("db.flat", flatKinds, n, flatRow)
 	// A filter outside the bounds plans no file; one inside plans it.
 	for filter, files := range map[iceberg.BooleanExpression]int{
 		iceberg.GreaterThan(iceberg.Reference("id"), int64(n)):   0,
