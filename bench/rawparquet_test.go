@@ -44,7 +44,7 @@ func benchRows(t testing.TB, n int) (*schemas.Schema, []schemas.Row) {
 // pqarrow and finds the rows written, in order: the three rows of the raw limits compare
 // writers that write the same data.
 func TestRawParquetWritersWriteTheRows(t *testing.T) {
-	s, rows := benchRows(t, 3*rawBatch+17)
+	s, rows := benchRows(t, rawBatch+17)
 	for mode, newSink := range rowSinks {
 		t.Run(mode, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "raw.parquet")
