@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -21,8 +22,8 @@ import (
 )
 
 // The rows of an unpartitioned table are written straight into Parquet data files, column by
-// column (schemas/parquetrow), without Arrow records and iceberg-go's writer: that path was a
-// third of a kafka-iceberg run's CPU (BENCHMARKS.md, "Target 3"). The files are iceberg-go's
+// column (schemas/parquetrow), without Arrow records and iceberg-go's writer around pqarrow:
+// kafka-iceberg takes 1.17x less CPU (BENCHMARKS.md, "Target 3"). The files are iceberg-go's
 // in all that a reader sees: the Parquet schema pqarrow derives from the table's Arrow schema
 // (field ids included), the table's write.parquet.* sizes and codec, and the data file's
 // metrics computed by iceberg-go from the footer (table.DataFileFromMetadata, honouring the
@@ -53,7 +54,7 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 	if !ok {
 		return nil
 	}
-	if _, err := parquetrow.NewWriter(discard{}, sc, get, parquet.NewWriterProperties(opts...), 1); err != nil {
+	if _, err := parquetrow.NewWriter(io.Discard, sc, get, parquet.NewWriterProperties(opts...), 1); err != nil {
 		return nil // a column parquetrow does not encode
 	}
 	loc, err := tbl.LocationProvider()
@@ -65,10 +66,6 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 		rowGroupBytes: int64(p.GetInt(table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)),
 		targetBytes:   int64(p.GetInt(targetFileSizeKey, DefaultTargetFileSize))}
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // The table properties the direct path reads (iceberg-go's names); any other write.parquet.*
 // or parquet.* key sends the table to iceberg-go's writer.
@@ -162,7 +159,7 @@ type rowFile struct {
 }
 
 type countingWriter struct {
-	w interface{ Write([]byte) (int, error) }
+	w io.Writer
 	n int64
 }
 

@@ -1,6 +1,6 @@
 // Package parquetrow writes sluice rows into a Parquet file column by column with arrow-go's
-// column chunk writers, without building Arrow arrays first (issue 21, target 3: the Arrow
-// records and pqarrow's path were a third of WriteToIceberg's Parquet write). The Parquet
+// column chunk writers, without building Arrow arrays first (issue 21, target 3: WriteToIceberg
+// spent 9% of its CPU converting rows into Arrow records for pqarrow). The Parquet
 // schema is the one pqarrow derives from the same Arrow schema (field ids included), so a
 // reader sees the same file as through pqarrow. Flat schemas of primitive columns only;
 // NewWriter returns ErrUnsupported for the others.
