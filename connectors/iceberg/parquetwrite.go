@@ -240,7 +240,7 @@ func (f *rowFiles) close() error {
 	if err != nil {
 		return fmt.Errorf("the metrics of %s: %w", of.path, err)
 	}
-	if (f.count-1)%redictionary == 0 {
+	if f.plain == nil || (f.count-1)%redictionary == 0 {
 		f.plain = parquetrow.PlainColumns(meta)
 	} else {
 		maps.Copy(f.plain, parquetrow.PlainColumns(meta))
@@ -307,6 +307,14 @@ func (w *laneWriter) writeRows(ctx context.Context, ts *tableState, rows []schem
 		}
 		f = newRowFiles(ts.wr.direct, w.lane)
 		w.files[ts] = f
+	}
+	if f.spec != ts.wr.direct { // the table's writing changed (its schema): a new file
+		if f.open != nil {
+			if err := f.close(); err != nil {
+				return w.s.writeErr(ts, err)
+			}
+		}
+		f.spec, f.plain = ts.wr.direct, nil
 	}
 	err := f.write(ctx, rows)
 	var perr *parquetrow.RowError
