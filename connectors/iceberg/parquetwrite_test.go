@@ -200,3 +200,30 @@ func TestDirectPathSkipsDictionariesThatFellBack(t *testing.T) {
 		t.Errorf("day has a dictionary in files %v, want %v", dict["day"], want)
 	}
 }
+
+// TestDirectPathNewWritingRollsFile replaces a table's writing mid-epoch, as a change of its
+// schema does: the lane ends the file it had open and writes the rest into a new one, and
+// the epoch commits both.
+func TestDirectPathNewWritingRollsFile(t *testing.T) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "direct-rewrite", lanes: 1}
+	s := w.build(flatKinds, "db.flat", "table_properties: {write.parquet.dict-size-bytes: '1024'}") // name falls back
+	h.open(s, "")
+	defer s.Close(context.Background())
+	h.write(s, flatKinds, 0, 0, 100, flatRow)
+	ts := s.tables["db.flat"]
+	wr, err := newWriting(ts.tbl, s.cat, flatKinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	ts.wr = wr
+	s.mu.Unlock()
+	h.write(s, flatKinds, 0, 100, 250, flatRow)
+	h.flush(s, 1)
+	connectortest.Driver{T: t, Pipeline: h.pipeline, Lanes: h.lanes, Source: testSource}.Commit(s, 1, 250)
+	if files := w.dataFiles("db.flat"); len(files) != 2 {
+		t.Fatalf("%d data files, want 2 (one per writing)", len(files))
+	}
+	w.checkScan("db.flat", flatKinds, 250, flatRow)
+}
