@@ -8,12 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/sluicehq/sluice/bench/benchdata"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,9 +21,13 @@ const (
 	rawDecode        = "consume+decode"          // and sluice's JSON decoder (schemas.JSONDecoder) into rows
 	rawDecodeChecked = "consume+decode-fastjson" // the same by the decoder's checked path alone (fastjson), Decode before issue 21
 	rawParquet       = "consume+decode+parquet"  // and the rows into Parquet through arrow-go's pqarrow, zstd, as iceberg-go writes
+	// The same rows into Parquet by two other writers, with the same codec and sizes
+	// (rawparquet.go): parquet-go's, and sluice's own column encoder (schemas/parquetrow).
+	rawParquetGo  = "consume+decode+parquet-go"
+	rawParquetRow = "consume+decode+parquetrow"
 )
 
-var rawModes = []string{rawConsume, rawDecodeChecked, rawDecode, rawParquet}
+var rawModes = []string{rawConsume, rawDecodeChecked, rawDecode, rawParquet, rawParquetGo, rawParquetRow}
 
 // rawResult is what a raw child reports on stdout.
 type rawResult struct {
@@ -112,8 +110,8 @@ func rawChild(mode, addr string, n int, dir string) error {
 				return err
 			}
 		}
-		if mode == rawParquet {
-			pw, err := newParquetSink(s, filepath.Join(dir, "raw.parquet"))
+		if newSink := rowSinks[mode]; newSink != nil {
+			pw, err := newSink(s, filepath.Join(dir, "raw.parquet"))
 			if err != nil {
 				return err
 			}
@@ -166,103 +164,4 @@ func rawChild(mode, addr string, n int, dir string) error {
 	}
 	_, err = fmt.Printf("%s\n", out)
 	return err
-}
-
-// parquetSink writes rows of a flat schema to one Parquet file through pqarrow.
-type parquetSink struct {
-	f    *os.File
-	fw   *pqarrow.FileWriter
-	b    *array.RecordBuilder
-	adds []func(array.Builder, any)
-	n    int
-}
-
-const (
-	parquetBatch  = 4096
-	rowGroupBytes = 128 << 20 // iceberg-go's write.parquet.row-group-size-bytes
-)
-
-func newParquetSink(s *schemas.Schema, path string) (*parquetSink, error) {
-	var fields []arrow.Field
-	var adds []func(array.Builder, any)
-	for _, f := range s.Fields {
-		var dt arrow.DataType
-		var add func(array.Builder, any)
-		switch f.Type.Kind {
-		case schemas.Int64:
-			dt, add = arrow.PrimitiveTypes.Int64, func(b array.Builder, v any) { b.(*array.Int64Builder).Append(v.(int64)) }
-		case schemas.Float64:
-			dt, add = arrow.PrimitiveTypes.Float64, func(b array.Builder, v any) { b.(*array.Float64Builder).Append(v.(float64)) }
-		case schemas.String:
-			dt, add = arrow.BinaryTypes.String, func(b array.Builder, v any) { b.(*array.StringBuilder).Append(v.(string)) }
-		case schemas.Bool:
-			dt, add = arrow.FixedWidthTypes.Boolean, func(b array.Builder, v any) { b.(*array.BooleanBuilder).Append(v.(bool)) }
-		case schemas.Timestamp:
-			dt = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
-			add = func(b array.Builder, v any) {
-				b.(*array.TimestampBuilder).Append(arrow.Timestamp(v.(time.Time).UnixMicro()))
-			}
-		default:
-			return nil, fmt.Errorf("raw parquet: field %s of type %s is not supported", f.Name, f.Type)
-		}
-		fields = append(fields, arrow.Field{Name: f.Name, Type: dt, Nullable: f.Nullable})
-		adds = append(adds, add)
-	}
-	sc := arrow.NewSchema(fields, nil)
-	file, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("raw parquet: %w", err)
-	}
-	// iceberg-go's defaults (table/internal/parquet_files.go), as WriteToIceberg writes.
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2),
-		parquet.WithMaxRowGroupLength(1<<20), parquet.WithDataPageSize(1<<20), parquet.WithBatchSize(20_000),
-		parquet.WithDictionaryPageSizeLimit(2<<20))
-	fw, err := pqarrow.NewFileWriter(sc, file, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		file.Close()
-		return nil, fmt.Errorf("raw parquet: %w", err)
-	}
-	return &parquetSink{f: file, fw: fw, b: array.NewRecordBuilder(memory.DefaultAllocator, sc), adds: adds}, nil
-}
-
-func (p *parquetSink) add(row schemas.Row) error {
-	for i, v := range row {
-		if v == nil {
-			p.b.Field(i).AppendNull()
-			continue
-		}
-		p.adds[i](p.b.Field(i), v)
-	}
-	if p.n++; p.n == parquetBatch {
-		return p.write()
-	}
-	return nil
-}
-
-func (p *parquetSink) write() error {
-	rec := p.b.NewRecordBatch()
-	defer rec.Release()
-	p.n = 0
-	if p.fw.RowGroupTotalBytesWritten() >= rowGroupBytes {
-		if err := p.fw.NewBufferedRowGroupChecked(); err != nil {
-			return fmt.Errorf("raw parquet: %w", err)
-		}
-	}
-	if err := p.fw.WriteBuffered(rec); err != nil {
-		return fmt.Errorf("raw parquet: %w", err)
-	}
-	return nil
-}
-
-func (p *parquetSink) close() error {
-	if p.n > 0 {
-		if err := p.write(); err != nil {
-			return err
-		}
-	}
-	p.b.Release()
-	if err := p.fw.Close(); err != nil {
-		return fmt.Errorf("raw parquet: %w", err)
-	}
-	return nil // fw.Close closes the file
 }

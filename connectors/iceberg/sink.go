@@ -92,7 +92,8 @@ type writing struct {
 	shared sharedRuns // a partitioned table's runs that all lanes feed (shared.go)
 	// evolved are the converters of rows whose schema changed mid-run (evolve.go), into the
 	// same Arrow schema as conv.
-	evolved sync.Map // *schemas.Schema -> *converter
+	evolved sync.Map     // *schemas.Schema -> *converter
+	direct  *rowFileSpec // set when the lanes write the files themselves (parquetwrite.go)
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
@@ -214,22 +215,28 @@ func newWriting(tbl *table.Table, cat table.CatalogIO, rows *schemas.Schema) (*w
 	if err != nil {
 		return nil, fmt.Errorf("the table's schema: %w", err)
 	}
-	conv, err := rowsConverter(sc, rows)
+	get := byName(rows)
+	conv, err := newConverter(sc, get)
 	if err != nil {
 		return nil, err
 	}
-	return &writing{tbl: view, conv: conv}, nil
+	return &writing{tbl: view, conv: conv, direct: newRowFileSpec(view, sc, get)}, nil
 }
 
 // rowsConverter converts rows of schema rows into records of the Arrow schema sc, by name.
 func rowsConverter(sc *arrow.Schema, rows *schemas.Schema) (*converter, error) {
-	return newConverter(sc, func(name string) func(schemas.Row) any {
+	return newConverter(sc, byName(rows))
+}
+
+// byName returns, for a column name, the getter of the rows' field of that name (nil if none).
+func byName(rows *schemas.Schema) func(name string) func(schemas.Row) any {
+	return func(name string) func(schemas.Row) any {
 		i, ok := rows.Index(name)
 		if !ok {
 			return nil
 		}
 		return func(r schemas.Row) any { return r[i] }
-	})
+	}
 }
 
 // writeView returns tbl with sluice's file sizes where the table sets none: files roll at

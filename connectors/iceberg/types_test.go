@@ -86,28 +86,7 @@ func TestTypesRoundTrip(t *testing.T) {
 		t.Fatalf("spec %v, want bucket and day", spec)
 	}
 
-	at := w.scan("db.kinds")
-	got := map[int64]schemas.Row{}
-	tr := array.NewTableReader(at, 64)
-	defer tr.Release()
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		for i := range int(rec.NumRows()) {
-			row := make(schemas.Row, len(allKinds.Fields))
-			for j, f := range allKinds.Fields {
-				row[j] = arrowValue(rec.Column(rec.Schema().FieldIndices(f.Name)[0]), i)
-			}
-			got[row[0].(int64)] = row
-		}
-	}
-	if len(got) != n {
-		t.Fatalf("scan: %d rows, want %d", len(got), n)
-	}
-	for i := range n {
-		if want := norm(kindRow(i)); !reflect.DeepEqual(norm(got[int64(i)]), want) {
-			t.Fatalf("row %d:\n got  %v\n want %v", i, norm(got[int64(i)]), want)
-		}
-	}
+	w.checkScan("db.kinds", allKinds, n, kindRow)
 
 	// The files are partitioned: each holds one bucket and day, which parquet-go confirms.
 	files := w.dataFiles("db.kinds")
@@ -139,6 +118,40 @@ func TestTypesRoundTrip(t *testing.T) {
 	if total != n {
 		t.Fatalf("parquet-go: %d rows in the data files, want %d", total, n)
 	}
+}
+
+// checkScan fails the test unless iceberg-go's scan of the table reads rows 0..n-1 made by
+// row, by their first field (an int64 id), with the fields of sc.
+func (w warehouse) checkScan(tableName string, sc *schemas.Schema, n int, row func(int) schemas.Row) {
+	w.t.Helper()
+	got := scanByID(w.scan(tableName), sc)
+	if len(got) != n {
+		w.t.Fatalf("scan: %d rows, want %d", len(got), n)
+	}
+	for i := range n {
+		if want := norm(row(i)); !reflect.DeepEqual(norm(got[int64(i)]), want) {
+			w.t.Fatalf("row %d:\n got  %v\n want %v", i, norm(got[int64(i)]), want)
+		}
+	}
+}
+
+// scanByID returns the rows of a scanned table by their first field (an int64 id), with the
+// fields of sc.
+func scanByID(at arrow.Table, sc *schemas.Schema) map[int64]schemas.Row {
+	got := map[int64]schemas.Row{}
+	tr := array.NewTableReader(at, 64)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			row := make(schemas.Row, len(sc.Fields))
+			for j, f := range sc.Fields {
+				row[j] = arrowValue(rec.Column(rec.Schema().FieldIndices(f.Name)[0]), i)
+			}
+			got[row[0].(int64)] = row
+		}
+	}
+	return got
 }
 
 // arrowValue returns the value at i of col as a Row holds it.

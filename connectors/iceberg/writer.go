@@ -25,8 +25,9 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
-	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
-	ahead   bool                    // records went to shared runs of the epoch after flushed
+	files   map[*tableState]*rowFiles // tables written without iceberg-go's writer (parquetwrite.go)
+	ups     map[*tableState]changes   // upsert: the newest change per key since the last Flush
+	ahead   bool                      // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
 	// early are the files of runs the lane ended before Flush, when the table's schema changed
 	// mid-epoch (evolve.go): they belong to the epoch being written.
@@ -88,8 +89,17 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 		if err != nil {
 			return err
 		}
+		// Rows of the sink's own schema go straight into Parquet where the table allows it;
+		// rows whose schema changed mid-run (evolve.go) and upserts take iceberg-go's writer.
+		direct := wr.direct != nil && conv == wr.conv && w.s.plan.upsert == nil
 		for len(g.rows) > 0 {
-			rec, err := conv.Record(g.rows, positions(b, g.idx))
+			var rec arrow.RecordBatch
+			var err error
+			if direct {
+				err = w.writeRows(ctx, g.ts, wr, g.rows, positions(b, g.idx))
+			} else {
+				rec, err = conv.Record(g.rows, positions(b, g.idx))
+			}
 			var re *rowError
 			if err != nil && errOut != nil && errors.As(err, &re) {
 				// The row goes to the error output; the others are converted again.
@@ -102,6 +112,9 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			}
 			if err != nil {
 				return fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, err)
+			}
+			if direct {
+				break
 			}
 			if w.s.plan.upsert != nil {
 				rec.Release() // converted only to check the rows; the commit writes them
@@ -218,7 +231,7 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, wr *writing, rec 
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
 func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	if epoch <= w.flushed {
-		if epoch == w.flushed && len(w.segs) == 0 && len(w.early) == 0 && len(w.ups) == 0 && !w.ahead {
+		if epoch == w.flushed && len(w.segs) == 0 && len(w.early) == 0 && !w.filesOpen() && len(w.ups) == 0 && !w.ahead {
 			return nil // a repeated Flush
 		}
 		return fmt.Errorf("%s: lane %d flushes epoch %d after epoch %d", w.s.what, w.lane, epoch, w.flushed)
@@ -232,7 +245,7 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	for _, seg := range segs {
 		close(seg.in)
 	}
-	var ended []endedRun
+	ended := w.endFiles()
 	for ts, files := range early {
 		ended = append(ended, endedRun{ts: ts, files: files})
 	}
@@ -323,10 +336,13 @@ func (w *laneWriter) abort() {
 	for _, seg := range w.segs {
 		seg.stop()
 	}
+	for _, f := range w.files {
+		f.abort()
+	}
 	for r := range w.fed {
 		r.abort()
 	}
-	w.segs, w.fed, w.ups, w.early = nil, nil, nil, nil
+	w.segs, w.files, w.fed, w.ups, w.early = nil, nil, nil, nil, nil
 }
 
 // segmentQueue is how many record batches wait for a run of the record writer: the lane's
