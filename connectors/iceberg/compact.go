@@ -113,14 +113,21 @@ func planRewrite(ctx context.Context, tbl *table.Table, cat table.CatalogIO, set
 	target := set.targetFor(tbl)
 	cfg := compaction.DefaultConfig()
 	cfg.TargetFileSizeBytes, cfg.MinFileSizeBytes, cfg.MaxFileSizeBytes = target, target*3/4, target*9/5
-	cfg.MinInputFiles = uint(set.minFiles)
+	// min_input_files counts a partition's small files, as Iceberg's rewrite does, not the
+	// files of one target-size bin (iceberg-go's planner): 220 KiB files would never fill a
+	// 1 MiB bin with five. The partitions with fewer are dropped below.
+	cfg.MinInputFiles = 1
 	tasks, err := tbl.Scan(table.WithSnapshotID(snap.SnapshotID)).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("planning the compaction: %w", err)
 	}
 	plan, err := cfg.PlanCompaction(tasks)
-	if err != nil || len(plan.Groups) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	groups := worthRewriting(plan.Groups, set.minFiles)
+	if len(groups) == 0 {
+		return nil, nil
 	}
 	view, err := sizedView(tbl, cat, target)
 	if err != nil {
@@ -128,7 +135,7 @@ func planRewrite(ctx context.Context, tbl *table.Table, cat table.CatalogIO, set
 	}
 	rw := &rewrite{base: snap, stats: CompactionStats{ID: uuid.NewString()}}
 	rewritten := map[string]struct{}{}
-	for _, g := range plan.Groups {
+	for _, g := range groups {
 		// One reader: the compaction shares the machine with the pipeline's lanes.
 		gr, err := table.ExecuteCompactionGroup(ctx, view, table.CompactionTaskGroup{PartitionKey: g.PartitionKey, Tasks: g.Tasks, TotalSizeBytes: g.TotalSizeBytes},
 			table.WithCompactionTargetFileSize(target), table.WithCompactionScanConcurrency(1))
@@ -153,6 +160,22 @@ func planRewrite(ctx context.Context, tbl *table.Table, cat table.CatalogIO, set
 		rw.stats.DeleteFilesRemoved += len(gr.SafePosDeletes) + len(gr.SafeDeletionVectors)
 	}
 	return rw, nil
+}
+
+// worthRewriting keeps the bins of partitions with at least minFiles small files, but not a
+// bin of one file without deletes (rewriting it alone gains nothing).
+func worthRewriting(groups []compaction.Group, minFiles int) []compaction.Group {
+	perPartition := map[string]int{}
+	for _, g := range groups {
+		perPartition[g.PartitionKey] += len(g.Tasks)
+	}
+	var out []compaction.Group
+	for _, g := range groups {
+		if perPartition[g.PartitionKey] >= minFiles && (len(g.Tasks) > 1 || g.DeleteFileCount > 0) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // deadDeletes returns the delete files of snap that no data file needs once the rewritten
