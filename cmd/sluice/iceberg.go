@@ -76,8 +76,8 @@ func icebergFlags(op string) *icebergMaint {
 	fs.BoolVar(&m.asJSON, "json", false, "print the outcome as JSON")
 	fs.DurationVar(&m.timeout, "timeout", 30*time.Minute, "give up after this long")
 	if op != "expire" {
-		fs.Float64Var(&m.targetMB, "target-file-size-mb", 0, "the size of the files written, in MiB (default: the table's write.target-file-size-bytes)")
-		fs.IntVar(&m.minFiles, "min-input-files", 0, "rewrite a partition's small files only when there are at least this many (default 5)")
+		fs.Float64Var(&m.targetMB, "target-file-size-mb", 0, "the size of the files written, in MiB (default: the --pipeline sink's compaction key's, else the table's write.target-file-size-bytes)")
+		fs.IntVar(&m.minFiles, "min-input-files", 0, "rewrite a partition's small files only when there are at least this many (default: the --pipeline sink's compaction key's, else 5)")
 	}
 	if op != "compact" {
 		fs.DurationVar(&m.olderThan, "older-than", 0, "expire the snapshots older than this (required), e.g. 24h")

@@ -18,6 +18,21 @@ type Catalog struct {
 	cfg *WriteConfig
 }
 
+// compactDefaults returns the sink's compaction key for a catalog of CatalogOf, to fill what
+// Compact's caller leaves at zero.
+func (c *Catalog) compactDefaults(targetMB float64, minFiles int) *CompactionConfig {
+	out := &CompactionConfig{TargetFileSizeMB: targetMB, MinInputFiles: minFiles}
+	if d := c.cfg.Compaction; d != nil {
+		if out.TargetFileSizeMB == 0 {
+			out.TargetFileSizeMB = d.TargetFileSizeMB
+		}
+		if out.MinInputFiles == 0 {
+			out.MinInputFiles = d.MinInputFiles
+		}
+	}
+	return out
+}
+
 // CatalogOf returns the catalog a WriteToIceberg sink writes to and the sink's table (or
 // routing pattern); ok is false for any other sink.
 func CatalogOf(s component.Sink) (c *Catalog, tableName string, ok bool) {
@@ -57,13 +72,14 @@ func (c *Catalog) withTable(ctx context.Context, tableName string, fn func(cat c
 }
 
 // Compact runs one compaction of the table now, as the compaction key does between commits
-// (target in MiB, 0: the table's write.target-file-size-bytes; minFiles 0: 5). Pipelines that
+// (target in MiB and minFiles; 0: the sink's compaction key's, for a catalog of CatalogOf,
+// else the table's write.target-file-size-bytes and 5). Pipelines that
 // write the table meanwhile are not stopped: the compaction commits on the table as it is,
 // pinned to its current snapshot, and is retried or abandoned as the sink's is.
 func (c *Catalog) Compact(ctx context.Context, tableName string, targetMB float64, minFiles int) (CompactionStats, error) {
 	var stats CompactionStats
 	err := c.withTable(ctx, tableName, func(cat catalog.Catalog, tbl *table.Table) error {
-		set := (&CompactionConfig{TargetFileSizeMB: targetMB, MinInputFiles: minFiles}).settings()
+		set := c.compactDefaults(targetMB, minFiles).settings()
 		rw, err := planRewrite(ctx, tbl, cat, set)
 		if err != nil {
 			if rw != nil {

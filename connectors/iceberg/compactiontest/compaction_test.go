@@ -90,7 +90,7 @@ options:
 	if err != nil {
 		t.Fatalf("the last run: %v\n%s", err, out)
 	}
-	rounds := strings.Count(string(out), "msg=compacted")
+	rounds := strings.Count(string(out), `"msg":"compacted"`)
 	t.Logf("streamed %d messages in %v over 3 runs; the last run committed %d compactions", messages, time.Since(start).Round(time.Second), rounds)
 	if rounds == 0 {
 		t.Errorf("the last run compacted nothing:\n%s", out)
