@@ -34,6 +34,24 @@ func (w warehouse) fileCounts(tableName string) (data, deletes int) {
 	return len(t.files), int(t.deletes)
 }
 
+// appendEpochs opens an append sink of pipeline "p" on db.events with compaction (YAML of its
+// value) and commits epochs of rows rows each on 2 lanes, calling after after each commit; the sink is closed when t ends.
+func (w warehouse) appendEpochs(compaction string, epochs, rows int, after func(s *sink)) (*sink, harness) {
+	w.t.Helper()
+	h := harness{t: w.t, pipeline: "p", lanes: 2}
+	s := w.build(connectortest.Schema, "db.events", "compaction: "+compaction)
+	h.open(s, "")
+	w.t.Cleanup(func() { _ = s.Close(context.Background()) })
+	d := connectortest.Driver{T: w.t, Pipeline: "p", Lanes: 2, Source: testSource}
+	for e := 1; e <= epochs; e++ {
+		h.write(s, connectortest.Schema, 0, (e-1)*rows, e*rows, idRow)
+		h.flush(s, uint64(e))
+		d.Commit(s, uint64(e), e*rows)
+		after(s)
+	}
+	return s, h
+}
+
 // TestCompactionWhileAppending: an append sink with compaction commits 12 small epochs on 2
 // lanes; every 5 commits a round in the background rewrites the small files into one. The
 // rows read back with iceberg-go's scan are the same, the compaction snapshot carries the
@@ -41,17 +59,8 @@ func (w warehouse) fileCounts(tableName string) (data, deletes int) {
 // it under compare-and-set.
 func TestCompactionWhileAppending(t *testing.T) {
 	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "p", lanes: 2}
-	s := w.build(connectortest.Schema, "db.events", "compaction: {target_file_size_mb: 1, min_input_files: 3, every_commits: 5}")
-	h.open(s, "")
-	defer s.Close(context.Background())
-	d := connectortest.Driver{T: t, Pipeline: "p", Lanes: 2, Source: testSource}
-	for e := 1; e <= 10; e++ {
-		h.write(s, connectortest.Schema, 0, (e-1)*100, e*100, idRow)
-		h.flush(s, uint64(e))
-		d.Commit(s, uint64(e), e*100)
-		waitCompaction(s) // one round at a time, so the test knows what to expect
-	}
+	// One round at a time (waitCompaction), so that the test knows what to expect.
+	s, h := w.appendEpochs("{target_file_size_mb: 1, min_input_files: 3, every_commits: 5}", 10, 100, waitCompaction)
 	if got := len(s.compactor.rounds); got != 2 {
 		t.Fatalf("%d compaction rounds committed after 10 commits with every_commits 5, want 2 (failed: %d)", got, s.compactor.failed)
 	}
@@ -70,7 +79,7 @@ func TestCompactionWhileAppending(t *testing.T) {
 	for e := 11; e <= 12; e++ {
 		h.write(s, connectortest.Schema, 0, (e-1)*100, e*100, idRow)
 		h.flush(s, uint64(e))
-		if err := s.Commit(context.Background(), component.Commit{Checkpoint: d.Checkpoint(uint64(e), e*100).Checkpoint,
+		if err := s.Commit(context.Background(), component.Commit{Checkpoint: connectortest.Driver{Pipeline: "p", Source: testSource}.Checkpoint(uint64(e), e*100).Checkpoint,
 			From: schemas.Offsets{testSource: {0: int64(e-1) * 100}}}); err != nil {
 			t.Fatalf("commit epoch %d after the compaction: %v", e, err)
 		}
@@ -154,16 +163,7 @@ func TestCompactionUpsert(t *testing.T) {
 // is abandoned: nothing of it is committed and its new files are removed from the warehouse.
 func TestCompactionAbandoned(t *testing.T) {
 	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "p", lanes: 2}
-	s := w.build(connectortest.Schema, "db.events", "compaction: {target_file_size_mb: 1, min_input_files: 2, every: 1h}")
-	h.open(s, "")
-	defer s.Close(context.Background())
-	d := connectortest.Driver{T: t, Pipeline: "p", Lanes: 2, Source: testSource}
-	for e := 1; e <= 3; e++ {
-		h.write(s, connectortest.Schema, 0, (e-1)*50, e*50, idRow)
-		h.flush(s, uint64(e))
-		d.Commit(s, uint64(e), e*50)
-	}
+	s, _ := w.appendEpochs("{target_file_size_mb: 1, min_input_files: 2, every: 1h}", 3, 50, func(*sink) {})
 	ts := s.tables["db.events"]
 	cat, tbl, _ := s.current(ts)
 	rw, err := planRewrite(context.Background(), tbl, cat, s.compactor.set)
