@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/sluicehq/sluice/component"
@@ -199,5 +200,41 @@ func TestCompactionConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.extra, err, tc.want)
 		}
+	}
+}
+
+// TestCompactAndExpireOnce: `sluice iceberg compact` and `expire` (Catalog.Compact, Expire)
+// on a table a pipeline committed to: the compaction carries the checkpoint, so an expiry of
+// every older snapshot leaves one snapshot and the pipeline still resumes from its offsets;
+// the stats say what the table holds and what the compaction did.
+func TestCompactAndExpireOnce(t *testing.T) {
+	w := newWarehouse(t)
+	s, h := w.appendEpochs("{every: 1h}", 6, 40, func(*sink) {})
+	s.Close(context.Background())
+	cat, err := NewCatalog("", w.props())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := cat.Compact(ctx, "db.events", 1, 3)
+	if err != nil || st.DataFilesBefore < 6 || st.DataFilesAfter != 1 {
+		t.Fatalf("compact: %+v, %v; want the 2 lanes' files of 6 epochs rewritten into one", st, err)
+	}
+	ex, err := cat.Expire(ctx, "db.events", time.Nanosecond)
+	if err != nil || ex.Before != 7 || ex.After != 1 {
+		t.Fatalf("expire: %+v, %v; want 7 snapshots before and only the compaction after", ex, err)
+	}
+	stats, err := cat.Stats(ctx, "db.events")
+	if err != nil || stats.Rows != 240 || stats.DataFiles != 1 || stats.LastCompaction == nil || stats.LastCompaction.DataFilesAfter != 1 {
+		t.Fatalf("stats: %+v, %v", stats, err)
+	}
+	if got := sorted(w.ids("db.events")); !slices.Equal(got, seq(0, 240)) {
+		t.Fatalf("the table holds %d rows, want ids 0..239 once each", len(got))
+	}
+	s2 := w.build(connectortest.Schema, "db.events")
+	cp := h.open(s2, "")
+	defer s2.Close(context.Background())
+	if next, _ := cp.Next.Get(testSource, 0); cp == nil || cp.Epoch != 6 || next != 240 {
+		t.Fatalf("after the expiry the pipeline resumes at %+v, want epoch 6 offset 240", cp)
 	}
 }
