@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,6 +26,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() { // the only test is skipped: do not build the binary either
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "sluice-compaction")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
