@@ -38,6 +38,7 @@ func commands() []command {
 		{"test", "PIPELINE.yaml... [--suite TESTS.yaml] [params]", "run the pipelines' tests: (Beam YAML's mock_outputs, expected_inputs); exit 1 on a failure", testCmd, true},
 		{"templates", "list | describe NAME", "the built-in templates and their parameters", templatesCmd, false},
 		{"status", "PIPELINE.yaml [params] [--json] [--timeout D]", "per sink: the committed offsets, the partitions' ends, the lag, the time since the last commit", statusCmd, true},
+		{"iceberg", "compact|expire [TABLE] [--pipeline FILE [--sink NAME]] [--catalog-property K=V]... [flags]", "one-off maintenance of an Iceberg table: compact its small files, or expire old snapshots keeping the pipelines' checkpoints", icebergCmd, true},
 		{"graph", "PIPELINE.yaml [params] [--format dot|mermaid]", "print the pipeline's graph", graphCmd, true},
 		{"diff", "OLD.yaml NEW.yaml [params] [--json] [--quiet]", "semantic diff of two pipelines and whether NEW resumes from OLD's checkpoints; exit 1 if not", diffCmd, true},
 		{"schema", "[TYPE]", "print the JSON Schema of the pipeline format, for editors (docs/editors.md); with TYPE, of that type's config", schemaCmd, false},

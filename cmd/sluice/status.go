@@ -8,7 +8,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/connectors/iceberg"
 	"github.com/sluicehq/sluice/internal/embedded"
+	"github.com/sluicehq/sluice/runner"
 	"github.com/sluicehq/sluice/tools/status"
 )
 
@@ -47,6 +50,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	st := status.Read(ctx, p)
+	addIcebergTables(ctx, p, &st)
 	code := exitOK
 	for i := range st.Sinks {
 		if st.Sinks[i].Error != "" {
@@ -65,4 +69,40 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	status.Print(stdout, st)
 	return code
+}
+
+// addIcebergTables fills in the tables of the WriteToIceberg sinks: data and delete files,
+// the average data file size and the last compaction. A table that cannot be read sets the
+// sink's error.
+func addIcebergTables(ctx context.Context, p *runner.Plan, st *status.Pipeline) {
+	for _, n := range p.Nodes {
+		s, ok := n.Impl.(component.Sink)
+		if !ok {
+			continue
+		}
+		tables, ok, err := iceberg.SinkTableStats(ctx, s, p.Options.Name)
+		if !ok {
+			continue
+		}
+		for i := range st.Sinks {
+			ss := &st.Sinks[i]
+			if ss.Name != n.Name {
+				continue
+			}
+			if err != nil && ss.Error == "" {
+				ss.Error = err.Error()
+			}
+			for _, t := range tables {
+				row := status.Table{Name: t.Name, Rows: t.Rows, DataFiles: t.DataFiles, DeleteFiles: t.DeleteFiles}
+				if t.DataFiles > 0 {
+					row.AvgFileBytes = t.DataBytes / int64(t.DataFiles)
+				}
+				if t.LastCompaction != nil {
+					at := t.CompactedAt
+					row.LastCompaction, row.Compaction = &at, t.LastCompaction.String()
+				}
+				ss.Tables = append(ss.Tables, row)
+			}
+		}
+	}
 }

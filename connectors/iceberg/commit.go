@@ -75,6 +75,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	for _, ts := range todo {
 		s.maintain(ctx, ts, pipeline)
 	}
+	s.afterCommit(todo)
 	return nil
 }
 

@@ -33,6 +33,7 @@ type WriteConfig struct {
 	SchemaEvolution            string                   `yaml:"schema_evolution" alias:"schema_update" doc:"none (the default; off is the same: an existing table must have every column of the rows) or add_columns (add the rows' nullable columns an existing table lacks, when the sink opens and when the rows gain fields mid-run, and widen int and float columns to long and double)."`
 	ErrorHandling              *component.ErrorHandling `yaml:"error_handling" doc:"Send rows that name no table (a null or empty routing field) or cannot be converted to the table's types to this output as {failed_row, error_message, source} instead of stopping the pipeline."`
 	Upsert                     *UpsertConfig            `yaml:"upsert" doc:"Keep the latest row per key instead of appending: {key: [id], delete: \"op == 'd'\"}. Each epoch's commit writes equality deletes for the keys it changes and the newest row of each key, in one snapshot (see docs/iceberg.md)."`
+	Compaction                 *CompactionConfig        `yaml:"compaction" doc:"Compact the table while streaming: {target_file_size_mb: 128, min_input_files: 5, every: 1m}. Rewrites a partition's small data files (and the deletes that apply to them) into files of the target size, between commits (see docs/iceberg.md)."`
 	ExpireSnapshotsOlderThan   component.Duration       `yaml:"expire_snapshots_older_than" doc:"Expire the table's snapshots older than this (e.g. 1d) after commits, keeping history.expire.min-snapshots-to-keep and the newest snapshot carrying the pipeline's checkpoint. Default: never."`
 }
 
@@ -59,6 +60,7 @@ func buildWrite(c *component.Context, cfg *WriteConfig) (component.Sink, error) 
 	if cfg.ExpireSnapshotsOlderThan < 0 {
 		c.Errorf(c.KeyPos("expire_snapshots_older_than"), "expire_snapshots_older_than must be positive")
 	}
+	checkCompaction(c, cfg.Compaction)
 	if cfg.TriggeringFrequencySeconds < 0 {
 		c.Errorf(c.KeyPos("triggering_frequency_seconds"), "triggering_frequency_seconds must be positive")
 	} else if cfg.TriggeringFrequencySeconds > 0 {

@@ -74,12 +74,7 @@ func (s *sink) expire(ctx context.Context, ts *tableState, tbl *table.Table, pip
 	if depth < 0 {
 		return nil // the checkpoint is not on the main branch's history: expire nothing
 	}
-	keep := max(meta.Properties().GetInt(table.MinSnapshotsToKeepKey, table.MinSnapshotsToKeepDefault), depth+1)
-	txn := tbl.NewTransaction()
-	if err := txn.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(keep)); err != nil {
-		return fmt.Errorf("expire snapshots of table %s: %w", ts.name, err)
-	}
-	next, err := txn.Commit(ctx)
+	next, err := expireKeeping(ctx, tbl, age, depth+1)
 	if next != nil {
 		s.mu.Lock()
 		ts.tbl = next
@@ -89,4 +84,15 @@ func (s *sink) expire(ctx context.Context, ts *tableState, tbl *table.Table, pip
 		return fmt.Errorf("expire snapshots of table %s: %w", ts.name, err)
 	}
 	return nil
+}
+
+// expireKeeping expires the snapshots of tbl older than age, keeping at least the newest
+// keep of the current snapshot's history and the table's history.expire.min-snapshots-to-keep.
+func expireKeeping(ctx context.Context, tbl *table.Table, age time.Duration, keep int) (*table.Table, error) {
+	keep = max(tbl.Metadata().Properties().GetInt(table.MinSnapshotsToKeepKey, table.MinSnapshotsToKeepDefault), keep)
+	txn := tbl.NewTransaction()
+	if err := txn.ExpireSnapshots(table.WithOlderThan(age), table.WithRetainLast(keep)); err != nil {
+		return nil, err
+	}
+	return txn.Commit(ctx)
 }

@@ -52,6 +52,8 @@ type sink struct {
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
 	// there, as a crash would.
 	hook func(step string) error
+	// compactor runs the compaction key's rounds between commits (compact_run.go); nil: none.
+	compactor *compactor
 }
 
 // tableState is one table the sink writes. Its fields are guarded by sink.mu, but nextExpiry
@@ -97,7 +99,11 @@ type writing struct {
 }
 
 func newSink(what string, cfg *WriteConfig, p *plan) *sink {
-	return &sink{what: what, cfg: cfg, plan: p, hook: pauseHook()}
+	s := &sink{what: what, cfg: cfg, plan: p, hook: pauseHook()}
+	if cfg.Compaction != nil {
+		s.compactor = newCompactor(cfg.Compaction)
+	}
+	return s
 }
 
 // catalogFile is the file of the sink's local SQLite catalog, or "" (diskError).
@@ -116,6 +122,7 @@ func (s *sink) Summary() string { return s.describe() }
 // pipeline's newest checkpoint in the table's history. With routing it finds the routed
 // tables the pipeline committed to and returns their newest complete epoch (route_open.go).
 func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Checkpoint, error) {
+	s.stopCompaction()
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.closeAll()
@@ -430,6 +437,7 @@ func (s *sink) refresh(ctx context.Context, ts *tableState) (*table.Table, error
 // Close stops the lanes' open files without committing them and closes the catalog. Files
 // flushed and not committed stay in the warehouse, referenced by no snapshot.
 func (s *sink) Close(context.Context) error {
+	s.stopCompaction()
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	return s.closeAll()

@@ -32,6 +32,39 @@ type Sink struct {
 	Error      string      `json:"error,omitempty"`
 	// WrittenBy is the spec of the last commit.
 	WrittenBy *WrittenBy `json:"written_by,omitempty"`
+	// Tables are the tables of a sink that writes files into tables (WriteToIceberg), as
+	// the caller fills them in (cmd/sluice: the connectors are not this package's imports).
+	Tables []Table `json:"tables,omitempty"`
+}
+
+// Table is what one table of a sink holds: its current snapshot's files and its last
+// compaction.
+type Table struct {
+	Name         string `json:"name"`
+	Rows         int64  `json:"rows"`
+	DataFiles    int    `json:"data_files"`
+	DeleteFiles  int    `json:"delete_files"`
+	AvgFileBytes int64  `json:"avg_data_file_bytes"`
+	// LastCompaction is when the table was last compacted, and Compaction what that did.
+	LastCompaction *time.Time `json:"last_compaction,omitempty"`
+	Compaction     string     `json:"compaction,omitempty"`
+}
+
+// String shows the table as one line of sluice status.
+func (t Table) String() string {
+	s := fmt.Sprintf("table %s: %d rows, %d data files of %s on average, %d delete files", t.Name, t.Rows, t.DataFiles, mib(t.AvgFileBytes), t.DeleteFiles)
+	if t.LastCompaction == nil {
+		return s + "; never compacted"
+	}
+	return s + fmt.Sprintf("; last compaction %s (%s ago): %s", t.LastCompaction.UTC().Format(time.RFC3339),
+		time.Since(*t.LastCompaction).Round(time.Second), t.Compaction)
+}
+
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // WrittenBy is the lineage of a commit, without the spec's shape.
@@ -206,6 +239,11 @@ func Print(w io.Writer, st Pipeline) {
 			fmt.Fprintf(w, "%s: lag %d (offsets between what it committed and the ends of the partitions)\n", s.Name, *s.Lag)
 		case !s.Committed:
 			fmt.Fprintf(w, "%s: nothing committed yet\n", s.Name)
+		}
+	}
+	for _, s := range st.Sinks {
+		for _, t := range s.Tables {
+			fmt.Fprintf(w, "%s: %s\n", s.Name, t)
 		}
 	}
 	for _, s := range st.Sinks {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -38,15 +39,20 @@ func TestPartitionsOf(t *testing.T) {
 // The table says what each sink's state means: its lag, nothing committed, or its error.
 func TestPrint(t *testing.T) {
 	lag := int64(15)
+	compacted := time.Now().Add(-90 * time.Second)
 	st := Pipeline{Pipeline: "orders", File: "orders.yaml", SpecHash: "abc", Sinks: []Sink{
-		{Name: "lake", Type: "WriteToIceberg", Committed: true, Epoch: 3, Lag: &lag, WrittenBy: &WrittenBy{SpecHash: "abc", Version: "1.2"}},
+		{Name: "lake", Type: "WriteToIceberg", Committed: true, Epoch: 3, Lag: &lag, WrittenBy: &WrittenBy{SpecHash: "abc", Version: "1.2"},
+			Tables: []Table{{Name: "db.orders", Rows: 1000, DataFiles: 4, DeleteFiles: 2, AvgFileBytes: 3 << 20, LastCompaction: &compacted, Compaction: "rewrote 12 data files"},
+				{Name: "db.fresh", DataFiles: 1, AvgFileBytes: 2048}}},
 		{Name: "fresh", Type: "WriteToKafka"},
 		{Name: "broken", Type: "WriteToBigQuery", Error: "no table"},
 	}}
 	var b bytes.Buffer
 	Print(&b, st)
 	for _, want := range []string{"pipeline orders (orders.yaml)", "lake: lag 15", "fresh: nothing committed yet", "broken: no table",
-		"lake: last commit written by spec abc, sluice 1.2", "this file is spec abc"} {
+		"lake: last commit written by spec abc, sluice 1.2", "this file is spec abc",
+		"lake: table db.orders: 1000 rows, 4 data files of 3.0 MiB on average, 2 delete files; last compaction ", "(1m30s ago): rewrote 12 data files",
+		"lake: table db.fresh: 0 rows, 1 data files of 2.0 KiB on average, 0 delete files; never compacted"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("no %q in:\n%s", want, b.String())
 		}
