@@ -25,8 +25,9 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
-	ups     map[*tableState]changes // upsert: the newest change per key since the last Flush
-	ahead   bool                    // records went to shared runs of the epoch after flushed
+	ups     map[*tableState]*changes // upsert: the newest change per key since the last Flush
+	key     []byte                   // upsert: scratch for encoding keys
+	ahead   bool                     // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
 	// done is flushed as the other lanes see it: set under sink.mu when the lane's Flush takes
 	// the list of tables, so that a table prepared later counts the lane's flush (shared.go).
@@ -80,8 +81,10 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				return err
 			}
 		}
+		var rec arrow.RecordBatch
 		for len(g.rows) > 0 {
-			rec, err := g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
+			var err error
+			rec, err = g.ts.wr.conv.Record(g.rows, positions(b, g.idx))
 			var re *rowError
 			if err != nil && errOut != nil && errors.As(err, &re) {
 				// The row goes to the error output; the others are converted again.
@@ -96,8 +99,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				return fmt.Errorf("%s: table %s: %w", w.s.what, g.ts.name, err)
 			}
 			if w.s.plan.upsert != nil {
-				rec.Release() // converted only to check the rows; the commit writes them
-				break
+				break // buffered below; the commit writes the rows still newest
 			}
 			if err := w.send(ctx, g.ts, rec); err != nil {
 				return err
@@ -105,7 +107,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			break
 		}
 		if w.s.plan.upsert != nil {
-			w.buffer(g, dels)
+			w.buffer(g, dels, rec)
 		}
 	}
 	return errOut.Emit(errs, emit)
