@@ -35,6 +35,8 @@ type scenario struct {
 	raw       string  // the raw limit it is held against, "" for none
 	google    float64 // Google's published MB per vCPU-second for this shape, 0 for none
 	groupBy   string  // GroupByKey on this field, values: id, fixed 60 s windows; "" for none
+	upsert    string  // WriteToIceberg upsert by this key column; "" appends
+	hotKeys   int     // with upsert: the key is hot = id % hotKeys (a MapToFields field), 0 keys by id
 	notBuilt  string  // why it cannot run yet; such a scenario prints a row and no numbers
 }
 
@@ -47,6 +49,8 @@ var scenarios = []scenario{
 	{name: "kafka-kafka", source: "kafka", sink: "kafka", delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
 	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", raw: rawIcebergKafka, google: 34},
+	{name: "kafka-iceberg-upsert", source: "kafka", sink: "iceberg", upsert: "id", delivery: "exactly_once", raw: rawParquet},
+	{name: "kafka-iceberg-upsert-hot", source: "kafka", sink: "iceberg", upsert: "hot", hotKeys: 20_000, delivery: "exactly_once", raw: rawParquet},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquetRow, google: 3.75 / 1.16},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
@@ -95,8 +99,13 @@ func indent(s string, n int) string {
 }
 
 // kafkaSource is the ReadFromKafka source of the pipelines, with the MapToFields transform
-// every Kafka scenario applies (one derived field, as in map_only).
-func kafkaSource(addr, topic string) string {
+// every Kafka scenario applies (one derived field, as in map_only) and the extra fields
+// (lines "name: expr") some scenarios add.
+func kafkaSource(addr, topic string, extra ...string) string {
+	fields := "points: score * 2\n"
+	for _, f := range extra {
+		fields += f + "\n"
+	}
 	return fmt.Sprintf(`  source:
     type: ReadFromKafka
     config:
@@ -110,8 +119,7 @@ func kafkaSource(addr, topic string) string {
       config:
         append: true
         fields:
-          points: score * 2
-`, addr, topic, indent(benchdata.EventSchema, 8))
+%s`, addr, topic, indent(benchdata.EventSchema, 8), indent(fields, 10))
 }
 
 // kafkaSink is a WriteToKafka sink writing JSON.
@@ -126,7 +134,11 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 	b.WriteString("pipeline:\n  type: chain\n")
 	switch s.source {
 	case "kafka":
-		b.WriteString(kafkaSource(e.addr, "bench"))
+		var extra []string
+		if s.hotKeys > 0 {
+			extra = append(extra, fmt.Sprintf("%s: id %% %d", s.upsert, s.hotKeys))
+		}
+		b.WriteString(kafkaSource(e.addr, "bench", extra...))
 	case "iceberg":
 		fmt.Fprintf(&b, "  source:\n    type: ReadFromIceberg\n    config:\n      table: db.events\n      catalog_properties: %s\n",
 			catalogYAML(e.warehouse("kafka-iceberg", run)))
@@ -139,6 +151,9 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 		parts := ""
 		if s.partition != "" {
 			parts = fmt.Sprintf("      partition_fields: [%q]\n", s.partition)
+		}
+		if s.upsert != "" {
+			parts += fmt.Sprintf("      upsert: {key: [%s]}\n", s.upsert)
 		}
 		fmt.Fprintf(&b, "  sink:\n    type: WriteToIceberg\n    config:\n      table: db.events\n      triggering_frequency_seconds: %s\n%s      catalog_properties: %s\n",
 			e.trigger, parts, catalogYAML(dir))
@@ -200,13 +215,23 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int, bin, label s
 			return m, err
 		}
 		m.Rows = rows
-		if s.groupBy != "" {
+		switch {
+		case s.upsert != "":
+			// The data files hold the rows before deletes; the check scans the live ones.
+			// rows/s counts the input records, as for appends.
+			m.Rows = int64(e.records)
+			if m.Check, err = s.checkUpserts(ctx, dir, e.records); err != nil {
+				return m, err
+			}
+		case s.groupBy != "":
 			if rows, err = groupedValues(ctx, dir); err != nil {
 				return m, err
 			}
-		}
-		if rows != int64(e.records) {
-			m.Check = fmt.Sprintf("table holds %d records, want %d", rows, e.records)
+			fallthrough
+		default:
+			if rows != int64(e.records) {
+				m.Check = fmt.Sprintf("table holds %d records, want %d", rows, e.records)
+			}
 		}
 	case "kafka":
 		c, err := countTopic(ctx, e.addr, out, e.records)
@@ -323,6 +348,60 @@ func loadTable(ctx context.Context, dir string) (*table.Table, error) {
 		return nil, fmt.Errorf("table of %s: %w", dir, err)
 	}
 	return tbl, nil
+}
+
+// checkUpserts scans the live rows of an upsert scenario's table with iceberg-go (which
+// applies the equality deletes) and returns what is wrong with them, "" when nothing: one row
+// per key, every key of the records ids 0..records-1 present, each row's key that of its id.
+func (s scenario) checkUpserts(ctx context.Context, dir string, records int) (string, error) {
+	tbl, err := loadTable(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	fields := []string{"id"}
+	if s.upsert != "id" {
+		fields = append(fields, s.upsert)
+	}
+	at, err := tbl.Scan(table.WithSelectedFields(fields...)).ToArrowTable(ctx)
+	if err != nil {
+		return "", fmt.Errorf("scanning %s: %w", dir, err)
+	}
+	defer at.Release()
+	keys := records
+	if s.hotKeys > 0 {
+		keys = min(records, s.hotKeys)
+	}
+	seen := make([]bool, keys)
+	var live, wrong, twice int
+	tr := array.NewTableReader(at, 0)
+	defer tr.Release()
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		ids := rec.Column(0).(*array.Int64)
+		key := ids
+		if len(fields) > 1 {
+			key = rec.Column(1).(*array.Int64)
+		}
+		for i := range ids.Len() {
+			live++
+			k := key.Value(i)
+			switch {
+			case k < 0 || k >= int64(keys) || s.hotKeys > 0 && k != ids.Value(i)%int64(s.hotKeys):
+				wrong++
+			case seen[k]:
+				twice++
+			default:
+				seen[k] = true
+			}
+		}
+	}
+	if err := tr.Err(); err != nil {
+		return "", fmt.Errorf("reading the scan of %s: %w", dir, err)
+	}
+	if live != keys || wrong > 0 || twice > 0 {
+		return fmt.Sprintf("table holds %d live rows for %d keys (%d keys twice, %d with a wrong key)", live, keys, twice, wrong), nil
+	}
+	return "", nil
 }
 
 // groupedValues counts the ids a GroupByKey scenario's table holds in its values lists.

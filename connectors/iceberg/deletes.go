@@ -8,32 +8,35 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/sluicehq/sluice/schemas"
 )
 
 // sealChanges records the changes a lane flushed for epoch into ts.
-func (s *sink) sealChanges(ts *tableState, epoch uint64, ch changes) {
-	if len(ch) == 0 {
+func (s *sink) sealChanges(ts *tableState, epoch uint64, ch *changes) {
+	if len(ch.keys) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts.changes[epoch] = append(ts.changes[epoch], ch)
+	ts.changes[epoch] = append(ts.changes[epoch], *ch)
 }
 
 // pendingChanges merges the changes sealed in ts for the epochs up to epoch: a later epoch's
 // change of a key wins over an earlier one's. Within an epoch the lanes' changes are merged
 // in the order the lanes flushed, which matters only for a key read from several partitions.
-func (s *sink) pendingChanges(ts *tableState, epoch uint64) changes {
+func (s *sink) pendingChanges(ts *tableState, epoch uint64) *changes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := changes{}
+	out := newChanges()
 	for _, e := range slices.Sorted(maps.Keys(ts.changes)) {
 		if e <= epoch {
 			for _, ch := range ts.changes[e] {
-				out.merge(ch)
+				out.merge(&ch)
 			}
 		}
 	}
@@ -46,22 +49,27 @@ func (s *sink) pendingChanges(ts *tableState, epoch uint64) changes {
 // In one snapshot the deletes apply to the rows of earlier snapshots only (their data sequence
 // number is the snapshot's, and an equality delete applies to data files of a lower one), so
 // the new rows survive their own deletes.
-func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, ch changes) (data, deletes []iceberg.DataFile, err error) {
-	if len(ch) == 0 {
+func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, ch *changes) (data, deletes []iceberg.DataFile, err error) {
+	if len(ch.keys) == 0 {
 		return nil, nil, nil
 	}
 	up := s.plan.upsert
-	var rows, keys []schemas.Row
-	for _, k := range slices.Sorted(maps.Keys(ch)) { // sorted: files cluster by key
-		c := ch[k]
-		keys = append(keys, c.row)
-		if !c.deleted {
-			rows = append(rows, c.row)
+	keys := make([]schemas.Row, 0, len(ch.keys))
+	live := make(map[*converted][]bool, len(ch.batches))
+	for _, c := range ch.keys {
+		keys = append(keys, c.key)
+		if c.batch != nil {
+			mask := live[c.batch]
+			if mask == nil {
+				mask = make([]bool, c.batch.rec.NumRows())
+				live[c.batch] = mask
+			}
+			mask[c.row] = true
 		}
 	}
 	wr := ts.wr.Load()
-	if len(rows) > 0 {
-		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), records(wr.conv, rows), table.WithMaxWriteWorkers(1)) {
+	if len(live) > 0 {
+		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), newestRows(ctx, ch.batches, live), table.WithMaxWriteWorkers(1)) {
 			if err != nil {
 				return nil, nil, fmt.Errorf("writing data files: %w", err)
 			}
@@ -82,7 +90,13 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 	if err != nil {
 		return nil, nil, fmt.Errorf("the key columns' Arrow schema: %w", err)
 	}
-	conv, err := rowsConverter(arrowSc, s.plan.rows)
+	conv, err := newConverter(arrowSc, func(name string) func(schemas.Row) any {
+		k := slices.Index(up.key, name)
+		if k < 0 {
+			return nil
+		}
+		return func(key schemas.Row) any { return key[k] }
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,6 +110,49 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 		s.bytesWritten.Add(df.FileSizeBytes())
 	}
 	return data, deletes, nil
+}
+
+// newestRows yields, in the order they were written, the rows of batches that live marks as
+// the newest of their keys: a batch whole when all its rows are (the commit retains it: the
+// record writer releases what it takes), else the rows filtered into a new record.
+func newestRows(ctx context.Context, batches []*converted, live map[*converted][]bool) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		var mask *array.BooleanBuilder
+		for _, b := range batches {
+			rows := live[b]
+			n := 0
+			for _, ok := range rows {
+				if ok {
+					n++
+				}
+			}
+			var rec arrow.RecordBatch
+			switch {
+			case n == 0:
+				continue
+			case n == len(rows):
+				b.rec.Retain()
+				rec = b.rec
+			default:
+				if mask == nil {
+					mask = array.NewBooleanBuilder(memory.DefaultAllocator)
+					defer mask.Release()
+				}
+				mask.AppendValues(rows, nil)
+				filter := mask.NewArray()
+				var err error
+				rec, err = compute.FilterRecordBatch(ctx, b.rec, filter, compute.DefaultFilterOptions())
+				filter.Release()
+				if err != nil {
+					yield(nil, fmt.Errorf("selecting the newest rows: %w", err))
+					return
+				}
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
 }
 
 // recordRows is how many rows go into one Arrow record of a commit's rows or keys, so that

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/sluicehq/sluice/component"
@@ -167,28 +168,29 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// keyOf encodes the key of a written row as a map key: each value with its type and, for
-// text, its length, so that different keys never encode alike.
-func (u *upsertPlan) keyOf(row schemas.Row) (string, error) {
-	var b strings.Builder
+// keyOf appends the key of a written row to dst, encoded as a map key: each value with its
+// type and, for text, its length, so that different keys never encode alike.
+func (u *upsertPlan) keyOf(dst []byte, row schemas.Row) ([]byte, error) {
 	for k, i := range u.keyIdx {
-		v := row[i]
-		if v == nil {
-			return "", fmt.Errorf("upsert: key %q is null", u.key[k])
-		}
-		switch x := v.(type) {
+		switch x := row[i].(type) {
+		case nil:
+			return dst, fmt.Errorf("upsert: key %q is null", u.key[k])
 		case int64:
-			b.WriteString("i" + strconv.FormatInt(x, 10) + ":")
+			dst = strconv.AppendInt(append(dst, 'i'), x, 10)
+			dst = append(dst, ':')
 		case string:
-			b.WriteString("s" + strconv.Itoa(len(x)) + ":" + x)
+			dst = append(strconv.AppendInt(append(dst, 's'), int64(len(x)), 10), ':')
+			dst = append(dst, x...)
 		case []byte:
-			b.WriteString("b" + strconv.Itoa(len(x)) + ":" + string(x))
+			dst = append(strconv.AppendInt(append(dst, 'b'), int64(len(x)), 10), ':')
+			dst = append(dst, x...)
 		default:
-			s := fmt.Sprintf("%T:%v", v, v)
-			b.WriteString("v" + strconv.Itoa(len(s)) + ":" + s)
+			v := fmt.Sprintf("%T:%v", x, x)
+			dst = append(strconv.AppendInt(append(dst, 'v'), int64(len(v)), 10), ':')
+			dst = append(dst, v...)
 		}
 	}
-	return b.String(), nil
+	return dst, nil
 }
 
 // deletes reports whether the input row deletes its key.
@@ -209,21 +211,36 @@ func (u *upsertPlan) deletes(in schemas.Row) (bool, error) {
 	return false, fmt.Errorf("upsert: delete gave %T, not a boolean", v)
 }
 
-// change is the newest row of one key: written, or deleted.
+// change is the newest change of one key: a row of a converted batch, or a delete.
 type change struct {
-	row     schemas.Row // the written row (after keep, drop or only)
-	deleted bool
+	key   schemas.Row // the key's values, in upsert.key order, for the delete file
+	batch *converted  // the batch holding the written row; nil when the key is deleted
+	row   int         // the row's index in batch
+}
+
+// converted is a batch of rows as the lane converted them to the table's Arrow schema when
+// they were written (which checks them): the commit writes its rows that are still the
+// newest of their keys from it, without converting them again. It is never released: the
+// commit may be retried with it, and the Go allocator's memory is the collector's.
+type converted struct {
+	rec arrow.RecordBatch
 }
 
 // changes are the newest change per key (keyOf) of a lane in an epoch, or of several epochs
-// and lanes merged for a commit.
-type changes map[string]change
+// and lanes merged for a commit, with the converted batches their rows are in.
+type changes struct {
+	keys    map[string]change
+	batches []*converted // in the order they were written
+}
+
+func newChanges() *changes { return &changes{keys: map[string]change{}} }
 
 // merge lays later over c: the newer change of a key wins.
-func (c changes) merge(later changes) {
-	for k, ch := range later {
-		c[k] = ch
+func (c *changes) merge(later *changes) {
+	for k, ch := range later.keys {
+		c.keys[k] = ch
 	}
+	c.batches = append(c.batches, later.batches...)
 }
 
 // splitUpserts takes the rows of g for an upsert table. A row whose key is null or whose
@@ -236,7 +253,7 @@ func (w *laneWriter) splitUpserts(g *routed, b *schemas.Batch, errOut *component
 	keep := 0
 	for j, row := range g.rows {
 		i := g.idx[j]
-		_, err := up.keyOf(row)
+		_, err := up.keyOf(w.key[:0], row)
 		var del bool
 		if err == nil {
 			del, err = up.deletes(b.Rows[i])
@@ -257,29 +274,39 @@ func (w *laneWriter) splitUpserts(g *routed, b *schemas.Batch, errOut *component
 	return dels, errs, nil
 }
 
-// buffer records the rows of g (written) and dels (deleting their key) as the lane's newest
-// changes of their keys, in the order of the batch: the last row of a key wins.
-func (w *laneWriter) buffer(g, dels *routed) {
+// buffer records the rows of g (written, converted into rec, nil when none) and dels
+// (deleting their key) as the lane's newest changes of their keys, in the order of the batch:
+// the last row of a key wins. The changes keep rec until the commit.
+func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch) {
 	if w.ups == nil {
-		w.ups = map[*tableState]changes{}
+		w.ups = map[*tableState]*changes{}
 	}
 	ch := w.ups[g.ts]
 	if ch == nil {
-		ch = changes{}
+		ch = newChanges()
 		w.ups[g.ts] = ch
 	}
+	var batch *converted
+	if rec != nil {
+		batch = &converted{rec: rec}
+		ch.batches = append(ch.batches, batch)
+	}
 	up := w.s.plan.upsert
-	put := func(row schemas.Row, deleted bool) {
-		k, _ := up.keyOf(row) // checked by splitUpserts
-		ch[k] = change{row: row, deleted: deleted}
+	put := func(row schemas.Row, c change) {
+		w.key, _ = up.keyOf(w.key[:0], row) // checked by splitUpserts
+		c.key = make(schemas.Row, len(up.keyIdx))
+		for k, i := range up.keyIdx {
+			c.key[k] = row[i]
+		}
+		ch.keys[string(w.key)] = c
 	}
 	a, d := 0, 0
 	for a < len(g.rows) || d < len(dels.rows) {
 		if d == len(dels.rows) || (a < len(g.rows) && g.idx[a] < dels.idx[d]) {
-			put(g.rows[a], false)
+			put(g.rows[a], change{batch: batch, row: a})
 			a++
 		} else {
-			put(dels.rows[d], true)
+			put(dels.rows[d], change{})
 			d++
 		}
 	}

@@ -26,7 +26,8 @@ type laneWriter struct {
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
 	files   map[*tableState]*rowFiles // tables written without iceberg-go's writer (parquetwrite.go)
-	ups     map[*tableState]changes   // upsert: the newest change per key since the last Flush
+	ups     map[*tableState]*changes  // upsert: the newest change per key since the last Flush
+	key     []byte                    // upsert: scratch for encoding keys
 	ahead   bool                      // records went to shared runs of the epoch after flushed
 	fed     map[*sharedRuns]bool
 	// early are the files of runs the lane ended before Flush, when the table's schema changed
@@ -92,8 +93,8 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 		// Rows of the sink's own schema go straight into Parquet where the table allows it;
 		// rows whose schema changed mid-run (evolve.go) and upserts take iceberg-go's writer.
 		direct := wr.direct != nil && conv == wr.conv && w.s.plan.upsert == nil
+		var rec arrow.RecordBatch
 		for len(g.rows) > 0 {
-			var rec arrow.RecordBatch
 			var err error
 			if direct {
 				err = w.writeRows(ctx, g.ts, wr, g.rows, positions(b, g.idx))
@@ -117,8 +118,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 				break
 			}
 			if w.s.plan.upsert != nil {
-				rec.Release() // converted only to check the rows; the commit writes them
-				break
+				break // buffered below; the commit writes the rows still newest
 			}
 			if err := w.send(ctx, g.ts, wr, rec); err != nil {
 				return err
@@ -126,7 +126,7 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			break
 		}
 		if w.s.plan.upsert != nil {
-			w.buffer(g, dels)
+			w.buffer(g, dels, rec)
 		}
 	}
 	return errOut.Emit(errs, emit)
