@@ -328,11 +328,14 @@ func (r *run) endRepartition(ctx context.Context, committed bool) error {
 		}
 	}
 	r.split.ending = true
+	r.log.Info("the sources upstream of the repartition topics ended and were committed: the topics are read to their ends")
 	for _, s := range r.sources {
 		if r.split.readers[s.node] {
 			if err := s.src.(interface{ EndNow(context.Context) error }).EndNow(ctx); err != nil {
 				return s.node.InStage(err)
 			}
+			s.interrupt() // a Read waiting for records that will not come looks at the end
+
 		}
 	}
 	return nil

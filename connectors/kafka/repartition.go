@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/formats"
@@ -103,8 +105,11 @@ func (t *topicSpec) ensure(ctx context.Context, set *settings, cl *kgo.Client, t
 // repartitionSource reads a repartition topic back.
 type repartitionSource struct{ *source }
 
-// EndNow makes Read end once every partition reached its last stable offset as of now: the
-// records the upstream part of the run committed before it ended.
+// EndNow makes Read end once every partition reached its end as of now: the records the
+// upstream part of the run committed before it ended. A transaction that another copy left
+// open (it was killed) holds the partition's last stable offset back, and what other copies
+// committed after it would be cut off: EndNow waits until no transaction is open (Kafka aborts
+// a dead producer's after its transaction timeout).
 func (s repartitionSource) EndNow(ctx context.Context) error {
 	s.mu.Lock()
 	adm := s.adm
@@ -112,16 +117,42 @@ func (s repartitionSource) EndNow(ctx context.Context) error {
 	if adm == nil {
 		return fmt.Errorf("%s: used before Open or after Close", s.what)
 	}
-	end, err := adm.ListCommittedOffsets(ctx, s.topics...)
-	if err == nil {
-		err = end.Error()
+	for logged := false; ; {
+		stable, err := adm.ListCommittedOffsets(ctx, s.topics...)
+		if err == nil {
+			err = stable.Error()
+		}
+		var hwms kadm.ListedOffsets
+		if err == nil {
+			if hwms, err = adm.ListEndOffsets(ctx, s.topics...); err == nil {
+				err = hwms.Error()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: listing the end offsets: %w", s.what, err)
+		}
+		open := 0
+		stable.Each(func(o kadm.ListedOffset) {
+			if h, ok := hwms.Lookup(o.Topic, o.Partition); ok && h.Offset > o.Offset {
+				open++
+			}
+		})
+		if open == 0 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.ends = schemas.Offsets{}
+			stable.Each(func(o kadm.ListedOffset) { s.ends.Set(sourceName(o.Topic), o.Partition, o.Offset) })
+			return nil
+		}
+		if !logged {
+			slog.Info("waiting for open transactions on the repartition topic to end before reading it to its end (a copy that was killed left them; Kafka aborts them after their transaction timeout)",
+				"component", s.what, "partitions", open)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("%s: listing the last stable offsets: %w", s.what, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ends = schemas.Offsets{}
-	end.Each(func(o kadm.ListedOffset) { s.ends.Set(sourceName(o.Topic), o.Partition, o.Offset) })
-	return nil
 }
