@@ -34,7 +34,10 @@ type scenario struct {
 	raw       string  // the raw limit it is held against, "" for none
 	google    float64 // Google's published MB per vCPU-second for this shape, 0 for none
 	groupBy   string  // GroupByKey on this field, values: id, fixed 60 s windows; "" for none
-	notBuilt  string  // why it cannot run yet; such a scenario prints a row and no numbers
+	// copies: the source reads in a consumer group, so the GroupByKey runs through a
+	// repartition topic (docs/scaling.md), here with one copy.
+	copies   bool
+	notBuilt string // why it cannot run yet; such a scenario prints a row and no numbers
 }
 
 // scenarios are the throughput scenarios in the order they run.
@@ -45,6 +48,8 @@ var scenarios = []scenario{
 	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
 	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", raw: rawIcebergKafka, google: 34},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquet, google: 3.75 / 1.16},
+	{name: "kafka-kafka-groupbykey", source: "kafka", sink: "kafka", groupBy: "team", delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-groupbykey-copies", source: "kafka", sink: "kafka", groupBy: "team", copies: true, delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
 }
@@ -123,7 +128,12 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 	b.WriteString("pipeline:\n  type: chain\n")
 	switch s.source {
 	case "kafka":
-		b.WriteString(kafkaSource(e.addr, "bench"))
+		src := kafkaSource(e.addr, "bench")
+		if s.copies {
+			src = strings.Replace(src, "      auto_offset_reset_config: earliest\n", fmt.Sprintf(
+				"      auto_offset_reset_config: earliest\n      consumer_config: {group.id: bench_%d_%d}\n", run, time.Now().UnixNano()), 1)
+		}
+		b.WriteString(src)
 	case "iceberg":
 		fmt.Fprintf(&b, "  source:\n    type: ReadFromIceberg\n    config:\n      table: db.events\n      catalog_properties: %s\n",
 			catalogYAML(e.warehouse("kafka-iceberg", run)))
@@ -206,7 +216,7 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int, bin, label s
 			m.Check = fmt.Sprintf("table holds %d records, want %d", rows, e.records)
 		}
 	case "kafka":
-		c, err := countTopic(ctx, e.addr, out, e.records)
+		c, err := countTopic(ctx, e.addr, out, e.records, s.groupBy != "")
 		if err != nil {
 			return m, err
 		}
@@ -361,8 +371,9 @@ func (c topicCount) check(want int, exactly bool) string {
 }
 
 // countTopic reads topic from its start with read_committed until it has seen want records
-// and nothing more came for a second, or nothing came for 15 s.
-func countTopic(ctx context.Context, addr, topic string, want int) (topicCount, error) {
+// and nothing more came for a second, or nothing came for 15 s. With grouped, each record is
+// a GroupByKey's {key, values: [id, ...]} and counts as its ids.
+func countTopic(ctx context.Context, addr, topic string, want int, grouped bool) (topicCount, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
@@ -390,21 +401,27 @@ func countTopic(ctx context.Context, addr, topic string, want int) (topicCount, 
 			return c, nil
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			c.records++
 			v, err := p.ParseBytes(r.Value)
-			id := -1
-			if err == nil {
-				id = v.GetInt("id")
-				if v.Get("id") == nil {
-					id = -1
-				}
-			}
+			ids := []*fastjson.Value{nil}
 			switch {
-			case id < 0 || id >= want:
-				c.foreign++
-			case !seen[id]:
-				seen[id] = true
-				c.distinct++
+			case err == nil && grouped:
+				ids = v.GetArray("values")
+			case err == nil:
+				ids[0] = v.Get("id")
+			}
+			for _, idv := range ids {
+				c.records++
+				id := -1
+				if idv != nil && idv.Type() == fastjson.TypeNumber {
+					id = idv.GetInt()
+				}
+				switch {
+				case id < 0 || id >= want:
+					c.foreign++
+				case !seen[id]:
+					seen[id] = true
+					c.distinct++
+				}
 			}
 		})
 	}

@@ -175,30 +175,18 @@ func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, ke
 // Reload reads the checkpoints of every copy of the sink again and returns them merged: a
 // copy in the same consumer group may have committed partitions this one is now given.
 func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
-	s.mu.Lock()
-	cl, key, pipeline := s.cl, s.key, s.pipeline
-	s.mu.Unlock()
-	if cl == nil {
-		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
-	}
-	all, err := readCheckpoints(ctx, s.set, kadm.NewClient(cl), checkpointKey(pipeline, s.name, ""))
+	all, key, err := s.readAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.what, err)
+		return nil, err
 	}
 	return all.merged(key), nil
 }
 
 // ReloadCopies returns the last checkpoint of every copy of the sink.
 func (s *sink) ReloadCopies(ctx context.Context) ([]*component.Checkpoint, error) {
-	s.mu.Lock()
-	cl, pipeline := s.cl, s.pipeline
-	s.mu.Unlock()
-	if cl == nil {
-		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
-	}
-	all, err := readCheckpoints(ctx, s.set, kadm.NewClient(cl), checkpointKey(pipeline, s.name, ""))
+	all, _, err := s.readAll(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.what, err)
+		return nil, err
 	}
 	out := make([]*component.Checkpoint, 0, len(all))
 	for _, cp := range all {
@@ -207,6 +195,22 @@ func (s *sink) ReloadCopies(ctx context.Context) ([]*component.Checkpoint, error
 		}
 	}
 	return out, nil
+}
+
+// readAll reads the checkpoints of every copy of the sink and returns them with this copy's
+// key.
+func (s *sink) readAll(ctx context.Context) (sinkCheckpoints, string, error) {
+	s.mu.Lock()
+	cl, key, pipeline := s.cl, s.key, s.pipeline
+	s.mu.Unlock()
+	if cl == nil {
+		return nil, "", fmt.Errorf("%s: used before Open or after Close", s.what)
+	}
+	all, err := readCheckpoints(ctx, s.set, kadm.NewClient(cl), checkpointKey(pipeline, s.name, ""))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", s.what, err)
+	}
+	return all, key, nil
 }
 
 // Writer returns the writer of a lane.
