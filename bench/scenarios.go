@@ -48,8 +48,8 @@ var scenarios = []scenario{
 	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
 	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", raw: rawIcebergKafka, google: 34},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquet, google: 3.75 / 1.16},
-	{name: "kafka-kafka-groupbykey", source: "kafka", sink: "kafka", groupBy: "team", delivery: "exactly_once", raw: rawDecode},
-	{name: "kafka-kafka-groupbykey-copies", source: "kafka", sink: "kafka", groupBy: "team", copies: true, delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-groupbykey", source: "kafka", sink: "kafka", groupBy: "username", delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-groupbykey-copies", source: "kafka", sink: "kafka", groupBy: "username", copies: true, delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
 }
