@@ -34,8 +34,10 @@ type scenario struct {
 	raw       string  // the raw limit it is held against, "" for none
 	google    float64 // Google's published MB per vCPU-second for this shape, 0 for none
 	groupBy   string  // GroupByKey on this field, values: id, fixed 60 s windows; "" for none
-	// copies: the source reads in a consumer group, so the GroupByKey runs through a
+	// countBy: Combine counting the records per this field in fixed 60 s windows into
+	// Kafka; with copies the source reads in a consumer group, so the Combine runs through a
 	// repartition topic (docs/scaling.md), here with one copy.
+	countBy  string
 	copies   bool
 	notBuilt string // why it cannot run yet; such a scenario prints a row and no numbers
 }
@@ -48,8 +50,8 @@ var scenarios = []scenario{
 	{name: "kafka-kafka-alo", source: "kafka", sink: "kafka", delivery: "at_least_once", raw: rawDecode},
 	{name: "iceberg-kafka", source: "iceberg", sink: "kafka", delivery: "exactly_once", raw: rawIcebergKafka, google: 34},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquet, google: 3.75 / 1.16},
-	{name: "kafka-kafka-groupbykey", source: "kafka", sink: "kafka", groupBy: "username", delivery: "exactly_once", raw: rawDecode},
-	{name: "kafka-kafka-groupbykey-copies", source: "kafka", sink: "kafka", groupBy: "username", copies: true, delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-count", source: "kafka", sink: "kafka", countBy: "team", delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-count-copies", source: "kafka", sink: "kafka", countBy: "team", copies: true, delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
 }
@@ -138,6 +140,9 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 		fmt.Fprintf(&b, "  source:\n    type: ReadFromIceberg\n    config:\n      table: db.events\n      catalog_properties: %s\n",
 			catalogYAML(e.warehouse("kafka-iceberg", run)))
 	}
+	if s.countBy != "" {
+		fmt.Fprintf(&b, "    - type: Combine\n      windowing: {type: fixed, size: 60s}\n      config: {group_by: %s, combine: {n: {value: id, fn: count}}}\n", s.countBy)
+	}
 	if s.groupBy != "" {
 		fmt.Fprintf(&b, "    - type: GroupByKey\n      windowing: {type: fixed, size: 60s}\n      config: {key: %s, values: id}\n", s.groupBy)
 	}
@@ -216,7 +221,16 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int, bin, label s
 			m.Check = fmt.Sprintf("table holds %d records, want %d", rows, e.records)
 		}
 	case "kafka":
-		c, err := countTopic(ctx, e.addr, out, e.records, s.groupBy != "")
+		if s.countBy != "" {
+			if m.Rows, err = countedRecords(ctx, e.addr, out); err != nil {
+				return m, err
+			}
+			if m.Rows != int64(e.records) {
+				m.Check = fmt.Sprintf("the counts add up to %d records, want %d", m.Rows, e.records)
+			}
+			return m, deleteTopics(ctx, e.addr, out)
+		}
+		c, err := countTopic(ctx, e.addr, out, e.records)
 		if err != nil {
 			return m, err
 		}
@@ -370,10 +384,38 @@ func (c topicCount) check(want int, exactly bool) string {
 	return ""
 }
 
+// countedRecords adds up the counts (n) of a counting scenario's output topic, read with
+// read_committed until nothing more comes for a second.
+func countedRecords(ctx context.Context, addr, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return 0, fmt.Errorf("consumer: %w", err)
+	}
+	defer cl.Close()
+	var total int64
+	var p fastjson.Parser
+	for idle := 15 * time.Second; ; idle = time.Second {
+		pctx, cancel := context.WithTimeout(ctx, idle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			if err := fetchErr(fs); err != nil {
+				return total, fmt.Errorf("counting %s: %w", topic, err)
+			}
+			return total, ctx.Err()
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if v, err := p.ParseBytes(r.Value); err == nil {
+				total += int64(v.GetInt("n"))
+			}
+		})
+	}
+}
+
 // countTopic reads topic from its start with read_committed until it has seen want records
-// and nothing more came for a second, or nothing came for 15 s. With grouped, each record is
-// a GroupByKey's {key, values: [id, ...]} and counts as its ids.
-func countTopic(ctx context.Context, addr, topic string, want int, grouped bool) (topicCount, error) {
+// and nothing more came for a second, or nothing came for 15 s.
+func countTopic(ctx context.Context, addr, topic string, want int) (topicCount, error) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
@@ -401,27 +443,21 @@ func countTopic(ctx context.Context, addr, topic string, want int, grouped bool)
 			return c, nil
 		}
 		fs.EachRecord(func(r *kgo.Record) {
+			c.records++
 			v, err := p.ParseBytes(r.Value)
-			ids := []*fastjson.Value{nil}
-			switch {
-			case err == nil && grouped:
-				ids = v.GetArray("values")
-			case err == nil:
-				ids[0] = v.Get("id")
+			id := -1
+			if err == nil {
+				id = v.GetInt("id")
+				if v.Get("id") == nil {
+					id = -1
+				}
 			}
-			for _, idv := range ids {
-				c.records++
-				id := -1
-				if idv != nil && idv.Type() == fastjson.TypeNumber {
-					id = idv.GetInt()
-				}
-				switch {
-				case id < 0 || id >= want:
-					c.foreign++
-				case !seen[id]:
-					seen[id] = true
-					c.distinct++
-				}
+			switch {
+			case id < 0 || id >= want:
+				c.foreign++
+			case !seen[id]:
+				seen[id] = true
+				c.distinct++
 			}
 		})
 	}
