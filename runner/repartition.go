@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -266,12 +265,16 @@ func (r *run) adoptTasks(ctx context.Context, s *sourceState, parts []component.
 				}
 			}
 		}
+		var taken []int32
 		for _, p := range parts {
 			if err := keyed.Adopt(p.Partition, chosen[p.Partition]); err != nil {
 				return n.InStage(err)
 			}
+			if chosen[p.Partition] != nil {
+				taken = append(taken, p.Partition)
+			}
 		}
-		r.log.Info("window state taken over", "transform", n.Name, "partitions", fmt.Sprint(slices.Sorted(maps.Keys(chosen))))
+		r.log.Info("window state of assigned partitions taken from the copies' checkpoints", "transform", n.Name, "partitions", fmt.Sprint(taken))
 	}
 	return nil
 }

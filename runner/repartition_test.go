@@ -146,10 +146,7 @@ func TestRepartitionJoin(t *testing.T) {
 // keyedInput starts a broker with topic in of 4 partitions holding 2000 records {k, v, ts}
 // of 7 keys over every partition (each partition in event-time order), and returns the
 // count and sum of v per key and 5 s window.
-func keyedInput(t *testing.T) (string, map[struct {
-	k     string
-	start int64
-}][2]int64) {
+func keyedInput(t *testing.T) (string, map[keyWindow][2]int64) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "in"), kfake.AllowAutoTopicCreation())
 	if err != nil {
@@ -162,10 +159,7 @@ func keyedInput(t *testing.T) (string, map[struct {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	sums := map[struct {
-		k     string
-		start int64
-	}][2]int64{}
+	sums := map[keyWindow][2]int64{}
 	base := int64(1_700_000_000) // seconds
 	for i := range 2000 {
 		k, ts := fmt.Sprintf("k%d", i%7), base+int64(i)/10
@@ -173,14 +167,17 @@ func keyedInput(t *testing.T) (string, map[struct {
 		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: "in", Partition: int32(i % 4), Value: v}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
-		w := struct {
-			k     string
-			start int64
-		}{k, ts / 5 * 5}
+		w := keyWindow{k, ts / 5 * 5}
 		s := sums[w]
 		sums[w] = [2]int64{s[0] + 1, s[1] + int64(i)}
 	}
 	return addr, sums
+}
+
+// keyWindow is a key and the start of its window, in seconds.
+type keyWindow struct {
+	k     string
+	start int64
 }
 
 // runTo runs a pipeline with --stop-at-end as copy a and returns the windows it wrote to
