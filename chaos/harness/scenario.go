@@ -254,11 +254,17 @@ func (sc *scenario) drain(ctx context.Context) {
 	// A stopped copy that could not leave the group (the broker held its leave) stays a member
 	// until its session expires; a final copy that joined before then would be given only its
 	// share of the partitions, read that share to its end and stop, leaving the rest unread.
+	// The windows scenario's final copy must get every partition of both groups, or it ends
+	// its share and fires windows without the rest: it waits longer for stale members.
+	wait := 2 * sessionTimer
+	if windows {
+		wait = 10 * sessionTimer
+	}
 	if sc.spec.grouped() {
-		sc.waitGroupEmpty(ctx, sc.group())
+		sc.waitGroupEmpty(ctx, sc.group(), wait)
 	}
 	if windows {
-		sc.waitGroupEmpty(ctx, sc.group()+"-repartition")
+		sc.waitGroupEmpty(ctx, sc.group()+"-repartition", wait)
 	}
 	rctx, cancel := context.WithTimeout(ctx, sc.cfg.DrainTimeout+time.Minute)
 	defer cancel()
@@ -282,8 +288,8 @@ func (sc *scenario) drain(ctx context.Context) {
 	}
 }
 
-// waitGroupEmpty waits until the copies' consumer group has no member, at most two sessions.
-func (sc *scenario) waitGroupEmpty(ctx context.Context, group string) {
+// waitGroupEmpty waits until a consumer group of the copies has no member, at most wait.
+func (sc *scenario) waitGroupEmpty(ctx context.Context, group string, wait time.Duration) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.broker.addr))
 	if err != nil {
 		sc.note("the group's members could not be listed: %v", err)
@@ -291,7 +297,7 @@ func (sc *scenario) waitGroupEmpty(ctx context.Context, group string) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	for deadline := time.Now().Add(2 * sessionTimer); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
 		groups, err := adm.DescribeGroups(ctx, group)
 		if err != nil {
 			continue
@@ -300,7 +306,7 @@ func (sc *scenario) waitGroupEmpty(ctx context.Context, group string) {
 			return
 		}
 	}
-	sc.note("the consumer group still had members %v after the copies stopped", 2*sessionTimer)
+	sc.note("the consumer group %s still had members %v after the copies stopped", group, wait)
 }
 
 // lag asks `sluice status --json` how far the sink's commits are behind the input's ends.
