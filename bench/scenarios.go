@@ -37,7 +37,12 @@ type scenario struct {
 	groupBy   string  // GroupByKey on this field, values: id, fixed 60 s windows; "" for none
 	upsert    string  // WriteToIceberg upsert by this key column; "" appends
 	hotKeys   int     // with upsert: the key is hot = id % hotKeys (a MapToFields field), 0 keys by id
-	notBuilt  string  // why it cannot run yet; such a scenario prints a row and no numbers
+	// countBy: Combine counting the records per this field in fixed 60 s windows into
+	// Kafka; with copies the source reads in a consumer group, so the Combine runs through a
+	// repartition topic (docs/scaling.md), here with one copy.
+	countBy  string
+	copies   bool
+	notBuilt string // why it cannot run yet; such a scenario prints a row and no numbers
 }
 
 // scenarios are the throughput scenarios in the order they run. An unpartitioned table's
@@ -52,6 +57,8 @@ var scenarios = []scenario{
 	{name: "kafka-iceberg-upsert", source: "kafka", sink: "iceberg", upsert: "id", delivery: "exactly_once", raw: rawParquet},
 	{name: "kafka-iceberg-upsert-hot", source: "kafka", sink: "iceberg", upsert: "hot", hotKeys: 20_000, delivery: "exactly_once", raw: rawParquet},
 	{name: "kafka-iceberg-groupbykey", source: "kafka", sink: "iceberg", groupBy: "country", delivery: "exactly_once", raw: rawParquetRow, google: 3.75 / 1.16},
+	{name: "kafka-kafka-count", source: "kafka", sink: "kafka", countBy: "team", delivery: "exactly_once", raw: rawDecode},
+	{name: "kafka-kafka-count-copies", source: "kafka", sink: "kafka", countBy: "team", copies: true, delivery: "exactly_once", raw: rawDecode},
 	{name: "kafka-bigquery", source: "kafka", sink: "bigquery", delivery: "exactly_once", raw: rawDecode, google: 11},
 	{name: "kafka-bigquery-alo", source: "kafka", sink: "bigquery", delivery: "at_least_once", raw: rawDecode, google: 11},
 }
@@ -139,9 +146,18 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 			extra = append(extra, fmt.Sprintf("%s: id %% %d", s.upsert, s.hotKeys))
 		}
 		b.WriteString(kafkaSource(e.addr, "bench", extra...))
+		src := kafkaSource(e.addr, "bench")
+		if s.copies {
+			src = strings.Replace(src, "      auto_offset_reset_config: earliest\n", fmt.Sprintf(
+				"      auto_offset_reset_config: earliest\n      consumer_config: {group.id: bench_%d_%d}\n", run, time.Now().UnixNano()), 1)
+		}
+		b.WriteString(src)
 	case "iceberg":
 		fmt.Fprintf(&b, "  source:\n    type: ReadFromIceberg\n    config:\n      table: db.events\n      catalog_properties: %s\n",
 			catalogYAML(e.warehouse("kafka-iceberg", run)))
+	}
+	if s.countBy != "" {
+		fmt.Fprintf(&b, "    - type: Combine\n      windowing: {type: fixed, size: 60s}\n      config: {group_by: %s, combine: {n: {value: id, fn: count}}}\n", s.countBy)
 	}
 	if s.groupBy != "" {
 		fmt.Fprintf(&b, "    - type: GroupByKey\n      windowing: {type: fixed, size: 60s}\n      config: {key: %s, values: id}\n", s.groupBy)
@@ -234,6 +250,15 @@ func (e *env) runScenario(ctx context.Context, s scenario, run int, bin, label s
 			}
 		}
 	case "kafka":
+		if s.countBy != "" {
+			if m.Rows, err = countedRecords(ctx, e.addr, out); err != nil {
+				return m, err
+			}
+			if m.Rows != int64(e.records) {
+				m.Check = fmt.Sprintf("the counts add up to %d records, want %d", m.Rows, e.records)
+			}
+			return m, deleteTopics(ctx, e.addr, out)
+		}
 		c, err := countTopic(ctx, e.addr, out, e.records)
 		if err != nil {
 			return m, err
@@ -440,6 +465,35 @@ func (c topicCount) check(want int, exactly bool) string {
 		return fmt.Sprintf("%d records for %d ids: duplicates", c.records, want)
 	}
 	return ""
+}
+
+// countedRecords adds up the counts (n) of a counting scenario's output topic, read with
+// read_committed until nothing more comes for a second.
+func countedRecords(ctx context.Context, addr, topic string) (int64, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	if err != nil {
+		return 0, fmt.Errorf("consumer: %w", err)
+	}
+	defer cl.Close()
+	var total int64
+	var p fastjson.Parser
+	for idle := 15 * time.Second; ; idle = time.Second {
+		pctx, cancel := context.WithTimeout(ctx, idle)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if fs.NumRecords() == 0 {
+			if err := fetchErr(fs); err != nil {
+				return total, fmt.Errorf("counting %s: %w", topic, err)
+			}
+			return total, ctx.Err()
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if v, err := p.ParseBytes(r.Value); err == nil {
+				total += int64(v.GetInt("n"))
+			}
+		})
+	}
 }
 
 // countTopic reads topic from its start with read_committed until it has seen want records

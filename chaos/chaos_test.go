@@ -15,9 +15,11 @@ import (
 // (8 scenarios, each with its own `sluice dev kafka`), two copies per grouped sink, for 50
 // seconds of 200 records/s with 5 copy faults (SIGKILL, SIGTERM, SIGSTOP past the session)
 // and one broker SIGKILL-and-restart each; then the copies drain and independent readers
-// count the rows per id. No scenario may lose a record, nor duplicate one under exactly_once;
-// and the faults must really have happened (kills, hand-overs between copies, the broker
-// restart). About 2 minutes on 2 cores.
+// count the rows per id. With them, issue 20's windows scenario: three copies of a keyed
+// windowed Combine through a repartition topic, counted per (key, window) against the input
+// and against one copy without a group. No scenario may lose a record, nor duplicate one
+// under exactly_once; and the faults must really have happened (kills, hand-overs between
+// copies, the broker restart). About 2 minutes on 2 cores.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about 2 minutes")

@@ -231,6 +231,14 @@ type Reloader interface {
 	Reload(ctx context.Context) (*Checkpoint, error)
 }
 
+// CopiesReloader is implemented by sinks that keep one checkpoint per copy of a pipeline
+// (WriteToKafka): a grouping split across copies (Keyed) hands a partition's state over from
+// the checkpoint of the copy that last moved it, so the runner needs every copy's.
+type CopiesReloader interface {
+	// ReloadCopies returns the last checkpoint of every copy of the pipeline, in no order.
+	ReloadCopies(ctx context.Context) ([]*Checkpoint, error)
+}
+
 // Occupied is implemented by sinks that can tell whether their target already holds data.
 // When a sink has no checkpoint of the pipeline, the runner refuses to start on a target that
 // holds data unless the run allows resetting state: the data may be this pipeline's output
@@ -340,6 +348,36 @@ type CheckpointReader interface {
 // offsets of Position (`sluice status` shows the lag of the sinks' checkpoints with it).
 type EndOffsets interface {
 	EndOffsets(ctx context.Context) (schemas.Offsets, error)
+}
+
+// Keyed is implemented by stateful transforms whose state splits by a key of their input rows
+// (Combine, GroupByKey, Join): across copies of a pipeline the runner sends the rows of one
+// key through one partition of a repartition topic, and each copy keeps the state of the
+// partitions it owns, handed over with them (docs/scaling.md).
+type Keyed interface {
+	Stateful
+	// AppendKey appends the encoding of the grouping key of row, which came on input: rows
+	// whose keys encode equal belong to one group.
+	AppendKey(dst []byte, input int, row schemas.Row) ([]byte, error)
+	// SplitBy keeps the state per partition of source (a Position.Source): a task per
+	// partition with its own windows and watermark. Called before Restore.
+	SplitBy(source string)
+	// Revoke sets the tasks of partitions given up aside: their last state stays in every
+	// snapshot, for their next owner to take from this copy's checkpoint.
+	Revoke(parts []int32)
+	// Adopt gives partition part the task chosen from the copies' checkpoints (nil: a new
+	// task).
+	Adopt(part int32, task *Task) error
+	// Tasks decodes the tasks of a snapshot.
+	Tasks(snapshot []byte) (map[int32]Task, error)
+}
+
+// Task is the state of one partition of a Keyed transform in a snapshot: Next is the offset
+// of the partition its state covers, Fired the offset after its last result (Stateful.Fired).
+// Of the copies' snapshots, the task with the highest (Next, Fired) is the partition's last.
+type Task struct {
+	Next, Fired int64
+	State       []byte
 }
 
 // Stateful is implemented by transforms that keep state across epochs: windowed Combine and

@@ -179,6 +179,7 @@ type run struct {
 	epochs    atomic.Int64
 	metrics   *metrics
 	state     statefulState      // stateful transforms (stateful.go)
+	split     splitPlan          // groupings split across copies (repartition.go)
 	async     *asyncProgress     // with options.async_progress_tracking (async.go)
 	revokes   chan revokeRequest // grouped sources giving partitions up (rebalance.go)
 	finished  chan struct{}      // closed when the coordinator returns
@@ -203,7 +204,11 @@ func Execute(ctx context.Context, p *Plan, cfg RunConfig) (*Stats, error) {
 	if p.Offline {
 		return nil, errors.New("a pipeline loaded offline (as sluice validate does) cannot run: load it with its services")
 	}
-	r := &run{plan: p, cfg: cfg, log: cfg.Log, lanes: p.Lanes(), bySource: map[*Node]*sourceState{},
+	p, split, err := splitForCopies(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{plan: p, split: split, cfg: cfg, log: cfg.Log, lanes: p.Lanes(), bySource: map[*Node]*sourceState{},
 		bySink: map[*Node]*sinkState{}, consumers: map[*Node]map[string][]target{}, wake: make(chan struct{}, 1),
 		revokes: make(chan revokeRequest), finished: make(chan struct{})}
 	if r.log == nil {
@@ -367,7 +372,7 @@ func (r *run) open(ctx context.Context) (uint64, error) {
 	}
 	starts := map[*sourceState]schemas.Offsets{}
 	for _, s := range r.sources {
-		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd {
+		if b, ok := s.src.(component.Bounded); ok && r.cfg.StopAtEnd && !r.split.readers[s.node] {
 			b.StopAtEnd()
 		}
 		if p, ok := s.src.(component.Paced); ok {
@@ -597,8 +602,11 @@ func (r *run) coordinate(ctx context.Context, epoch uint64) error {
 		if err := r.lostErr(); err != nil {
 			return err
 		}
-		final := r.stopping.Load() || r.allEnded()
 		read := r.read.Load()
+		if err := r.endRepartition(ctx, read == cut); err != nil {
+			return err
+		}
+		final := r.stopping.Load() || r.allEnded()
 		if read == cut && !final {
 			continue // nothing new: no epoch
 		}

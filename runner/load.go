@@ -28,6 +28,7 @@ type Options struct {
 	WindowIdleTimeout                  component.Duration `yaml:"window_idle_timeout" doc:"sluice adds: how long a partition may send nothing before it stops holding the event-time watermark back (default 1m)."`
 	StateLimitMB                       int64              `yaml:"state_limit_mb" doc:"sluice adds: the most window state one Combine or GroupByKey may hold, in MiB (default 1024); beyond it the pipeline stops with an error."`
 	DrainTimeout                       component.Duration `yaml:"drain_timeout" doc:"sluice adds: how long a graceful stop may take to commit the last epoch (default 1m)."`
+	RepartitionPartitions              int                `yaml:"repartition_partitions" doc:"sluice adds: partitions of the repartition topics created for groupings across copies (default: as many as the source's topic; docs/scaling.md)."`
 }
 
 // SetDefaults sets the defaults of the runner options.

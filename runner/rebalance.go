@@ -101,8 +101,9 @@ func (r *run) prepareGroups() (string, error) {
 		}
 		for _, n := range r.state.nodes {
 			if slices.Contains(r.state.sources[n], s) {
-				errs = append(errs, fmt.Errorf("%s (%s) groups by key and window, but %s (%s) reads in consumer group %q, whose copies each see only some partitions, so each would emit partial windows: run one copy without group.id (grouping across copies is not built yet)",
-					n.Describe(), n.Pos, s.node.Describe(), s.node.Pos, s.src.(component.Grouped).Group()))
+				if err := r.checkSplit(n, s); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		s.src.(component.Grouped).SetRebalancer(rebalancer{r: r, s: s})
@@ -124,6 +125,11 @@ func (r *run) prepareGroups() (string, error) {
 // expect them (what they drop, what their next commit starts from) and returns where the
 // partitions start: the smallest offset over the sinks that have a checkpoint, as at Open.
 func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Partition) (schemas.Offsets, error) {
+	if err := r.adoptTasks(ctx, s, parts); err != nil {
+		r.log.Warn("reading the window state of newly assigned partitions failed", "err", err)
+		return nil, err
+	}
+	windows := r.windowParts(s, parts)
 	var restored []schemas.Offsets
 	for _, k := range s.sinks {
 		cp, err := k.sink.(component.Reloader).Reload(ctx)
@@ -140,9 +146,14 @@ func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Pa
 					got[p.Source] = maps.Clone(m)
 				}
 			}
-			restored = append(restored, got)
+			restored = append(restored, got.Clone())
+			for _, w := range windows {
+				if v, ok := cp.Next.Get(w.Source, w.Partition); ok {
+					got.Set(w.Source, w.Partition, v)
+				}
+			}
 		}
-		k.reassign(parts, got)
+		k.reassign(append(slices.Clone(parts), windows...), got)
 	}
 	s.unrevoke(parts)
 	from := schemas.Offsets{}
@@ -157,9 +168,11 @@ func (r *run) assigned(ctx context.Context, s *sourceState, parts []component.Pa
 // partitions is committed, so the run forgets them.
 func (r *run) revoke(req revokeRequest) {
 	req.s.markRevoked(req.parts)
+	windows := r.windowParts(req.s, req.parts)
 	for _, k := range req.s.sinks {
-		k.reassign(req.parts, nil)
+		k.reassign(append(slices.Clone(req.parts), windows...), nil)
 	}
+	r.revokeTasks(req.s, req.parts)
 	r.log.Info("partitions handed over", "source", req.s.node.Name, "partitions", fmt.Sprint(req.parts))
 	close(req.done)
 }

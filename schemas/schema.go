@@ -182,6 +182,10 @@ type Batch struct {
 	// {start, end} in Unix nanoseconds; nil elsewhere (a row's windows then follow from its
 	// event time).
 	Windows [][2]int64
+	// Origin is, for rows read back from a repartition topic (docs/scaling.md), the
+	// position each was first read at; nil elsewhere. A grouping's watermark follows the
+	// origin partitions, in whose order the rows come.
+	Origin []Position
 	// Raw holds undecoded payloads between a source's Read and its Decode; nil elsewhere.
 	Raw [][]byte
 	// Meta is the source's own data about a raw batch, from its Read to its Decode (Kafka:

@@ -22,6 +22,9 @@ const (
 	SinkIceberg  = "iceberg"
 	SinkBigQuery = "bigquery"
 	SinkFiles    = "files"
+	// SinkWindows is a keyed windowed grouping across the copies into WriteToKafka
+	// (windows.go): exactly once only, at least 3 copies.
+	SinkWindows = "windows"
 
 	ExactlyOnce  = "exactly_once"
 	AtLeastOnce  = "at_least_once"
@@ -30,7 +33,7 @@ const (
 
 // AllSinks and AllDeliveries are the defaults of Config.
 var (
-	AllSinks      = []string{SinkKafka, SinkIceberg, SinkBigQuery, SinkFiles}
+	AllSinks      = []string{SinkKafka, SinkIceberg, SinkBigQuery, SinkFiles, SinkWindows}
 	AllDeliveries = []string{ExactlyOnce, AtLeastOnce}
 )
 
@@ -134,8 +137,13 @@ func (c Config) scenarios() []scenarioSpec {
 	for _, sink := range c.Sinks {
 		for _, d := range c.Deliveries {
 			copies := c.Copies
-			if sink == SinkFiles {
+			switch {
+			case sink == SinkFiles:
 				copies = 1
+			case sink == SinkWindows && d != ExactlyOnce:
+				continue // a grouping's results are exact or not worth counting
+			case sink == SinkWindows:
+				copies = max(copies, 3)
 			}
 			out = append(out, scenarioSpec{sink: sink, delivery: d, copies: copies,
 				brokerRestarts: slices.Contains(c.BrokerSinks, sink),

@@ -104,9 +104,21 @@ func byPartition(in, out *idCounts) string {
 // consumer (committed) or a plain one, with franz-go. The end is the last stable offset for
 // read_committed: what is beyond it belongs to a transaction still open.
 func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) (*idCounts, error) {
+	counts := newIDCounts()
+	err := eachRecord(ctx, addr, topic, committed, func(r *kgo.Record) {
+		if id, ok := counts.addJSON(r.Value, mapped); ok && !mapped {
+			counts.part[id] = r.Partition
+		}
+	})
+	return counts, err
+}
+
+// eachRecord calls fn with every record of topic up to its end (its last stable offset when
+// committed) as of the call, control records aside.
+func eachRecord(ctx context.Context, addr, topic string, committed bool, fn func(*kgo.Record)) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", topic, err)
+		return fmt.Errorf("read %s: %w", topic, err)
 	}
 	adm := kadm.NewClient(cl)
 	list := adm.ListEndOffsets
@@ -119,7 +131,7 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 		err = ends.Error()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: list its end offsets: %w", topic, err)
+		return fmt.Errorf("read %s: list its end offsets: %w", topic, err)
 	}
 	target := map[int32]int64{}
 	start := map[int32]kgo.Offset{}
@@ -129,9 +141,8 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 			start[o.Partition] = kgo.NewOffset().AtStart()
 		}
 	})
-	counts := newIDCounts()
 	if len(target) == 0 {
-		return counts, nil
+		return nil
 	}
 	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.KeepControlRecords(),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start})}
@@ -140,7 +151,7 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 	}
 	cl, err = kgo.NewClient(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", topic, err)
+		return fmt.Errorf("read %s: %w", topic, err)
 	}
 	defer cl.Close()
 	next := map[int32]int64{}
@@ -151,10 +162,10 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 			done = done && next[p] >= end
 		}
 		if done {
-			return counts, nil
+			return nil
 		}
 		if time.Since(progress) > 30*time.Second || ctx.Err() != nil {
-			return counts, fmt.Errorf("read %s: stuck at offsets %v below the ends %v", topic, next, target)
+			return fmt.Errorf("read %s: stuck at offsets %v below the ends %v", topic, next, target)
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		fs := cl.PollFetches(pctx)
@@ -166,9 +177,7 @@ func readTopic(ctx context.Context, addr, topic string, committed, mapped bool) 
 			}
 			next[r.Partition] = r.Offset + 1
 			if !r.Attrs.IsControl() {
-				if id, ok := counts.addJSON(r.Value, mapped); ok && !mapped {
-					counts.part[id] = r.Partition
-				}
+				fn(r)
 			}
 		})
 	}

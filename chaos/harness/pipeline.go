@@ -10,13 +10,39 @@ import (
 const inputTopic, outputTopic = "in", "out"
 
 // pipelineYAML is the scenario's pipeline: ReadFromKafka (in a consumer group when grouped)
-// -> MapToFields -> the sink.
+// -> MapToFields -> the sink, or the windows scenario's (windows.go).
 func (sc *scenario) pipelineYAML() string {
 	group := ""
 	if sc.spec.grouped() {
-		group = fmt.Sprintf("      consumer_config:\n        group.id: chaos_%s\n        session.timeout.ms: \"%d\"\n",
-			sc.spec.name(), sessionTimer.Milliseconds())
+		group = fmt.Sprintf("      consumer_config:\n        group.id: %s\n        session.timeout.ms: \"%d\"\n",
+			sc.group(), sessionTimer.Milliseconds())
 	}
+	if sc.spec.sink == SinkWindows {
+		return sc.windowsYAML(group, "", outputTopic)
+	}
+	return sc.render(group, mapTransforms, sc.sinkYAML(), "")
+}
+
+// group is the copies' consumer group.
+func (sc *scenario) group() string { return "chaos_" + sc.spec.name() }
+
+// windowsYAML is the windows scenario's pipeline, named with suffix, writing topic.
+func (sc *scenario) windowsYAML(group, suffix, topic string) string {
+	return sc.render(group, windowTransforms(), sc.kafkaSinkYAML(topic), suffix)
+}
+
+// mapTransforms is the transforms block of every scenario but the windows one.
+const mapTransforms = `  transforms:
+    - type: MapToFields
+      config:
+        append: true
+        fields:
+          doubled: amount * 2
+`
+
+// render is a pipeline reading the input topic with group (a consumer_config block, or "")
+// through transforms into sink, named chaos_<scenario><suffix>.
+func (sc *scenario) render(group, transforms, sink, suffix string) string {
 	return fmt.Sprintf(`pipeline:
   type: chain
   source:
@@ -32,31 +58,19 @@ func (sc *scenario) pipelineYAML() string {
           id: {type: integer}
           name: {type: string}
           amount: {type: number}
-  transforms:
-    - type: MapToFields
-      config:
-        append: true
-        fields:
-          doubled: amount * 2
-%soptions:
-  name: chaos_%s
+%s%soptions:
+  name: chaos_%s%s
   delivery: %s
   checkpoint_interval: 300ms
   drain_timeout: %s
-`, sc.broker.addr, inputTopic, group, sc.sinkYAML(), sc.spec.name(), sc.spec.delivery, copyDrainTimeout)
+`, sc.broker.addr, inputTopic, group, transforms, sink, sc.spec.name(), suffix, sc.spec.delivery, copyDrainTimeout)
 }
 
 // sinkYAML is the sink block of the pipeline, indented by 2.
 func (sc *scenario) sinkYAML() string {
 	switch sc.spec.sink {
 	case SinkKafka:
-		return fmt.Sprintf(`  sink:
-    type: WriteToKafka
-    config:
-      bootstrap_servers: %s
-      topic: %s
-      format: JSON
-`, sc.broker.addr, outputTopic)
+		return sc.kafkaSinkYAML(outputTopic)
 	case SinkIceberg:
 		return fmt.Sprintf(`  sink:
     type: WriteToIceberg
@@ -84,6 +98,17 @@ func (sc *scenario) sinkYAML() string {
     config:
       path: %s
 `, sc.filesDir())
+}
+
+// kafkaSinkYAML is a WriteToKafka sink block writing topic, indented by 2.
+func (sc *scenario) kafkaSinkYAML(topic string) string {
+	return fmt.Sprintf(`  sink:
+    type: WriteToKafka
+    config:
+      bootstrap_servers: %s
+      topic: %s
+      format: JSON
+`, sc.broker.addr, topic)
 }
 
 const icebergTable, icebergCatalogName = "db.events", "chaos"

@@ -24,8 +24,12 @@ type producer struct {
 
 func newProducer(addr string, rate int) (*producer, error) {
 	// The client retries a produce until it lands (also across broker restarts); idempotence
-	// keeps its retries from writing a record twice.
+	// keeps its retries from writing a record twice. Round robin spreads the records over
+	// every partition: the default sticky partitioner keeps writing one partition for long
+	// spells, so the others sat idle, moved between copies with nothing in flight, and held
+	// a grouping's watermark back until they went idle (the windows scenario).
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(5*time.Millisecond),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
 		kgo.DefaultProduceTopic(inputTopic), kgo.MetadataMinAge(200*time.Millisecond))
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)

@@ -211,7 +211,11 @@ func (sc *scenario) restartBroker(pause time.Duration) {
 func (sc *scenario) drain(ctx context.Context) {
 	start := time.Now()
 	caughtUp := false
-	for time.Since(start) < sc.cfg.DrainTimeout && ctx.Err() == nil {
+	// The windows scenario's sink commits no offsets of the input (its results come from the
+	// repartition topic), so its lag is unknown: its final --stop-at-end run fires every
+	// window instead.
+	windows := sc.spec.sink == SinkWindows
+	for !windows && time.Since(start) < sc.cfg.DrainTimeout && ctx.Err() == nil {
 		if lag, err := sc.lag(ctx); err == nil && lag == 0 {
 			caughtUp = true
 			break
@@ -240,16 +244,27 @@ func (sc *scenario) drain(ctx context.Context) {
 	}
 	sc.res.FinalLag = -1
 	lag, err := sc.lag(ctx)
-	if err != nil {
+	switch {
+	case windows:
+	case err != nil:
 		sc.note("the copies had not caught up %v after the producer stopped (%v); a final copy runs with --stop-at-end", caught.Round(time.Second), err)
-	} else {
+	default:
 		sc.note("the copies had not caught up %v after the producer stopped (lag %d); a final copy runs with --stop-at-end", caught.Round(time.Second), lag)
 	}
 	// A stopped copy that could not leave the group (the broker held its leave) stays a member
 	// until its session expires; a final copy that joined before then would be given only its
 	// share of the partitions, read that share to its end and stop, leaving the rest unread.
+	// The windows scenario's final copy must get every partition of both groups, or it ends
+	// its share and fires windows without the rest: it waits longer for stale members.
+	wait := 2 * sessionTimer
+	if windows {
+		wait = 10 * sessionTimer
+	}
 	if sc.spec.grouped() {
-		sc.waitGroupEmpty(ctx)
+		sc.waitGroupEmpty(ctx, sc.group(), wait)
+	}
+	if windows {
+		sc.waitGroupEmpty(ctx, sc.group()+"-repartition", wait)
 	}
 	rctx, cancel := context.WithTimeout(ctx, sc.cfg.DrainTimeout+time.Minute)
 	defer cancel()
@@ -257,6 +272,13 @@ func (sc *scenario) drain(ctx context.Context) {
 	_ = os.WriteFile(filepath.Join(sc.logDir, "final.log"), out, 0o644)
 	if err != nil {
 		sc.fail("the final --stop-at-end run: %v: %s", err, lastLine(filepath.Join(sc.logDir, "final.log")))
+	}
+	if windows {
+		if err == nil {
+			sc.res.FinalLag = 0
+		}
+		sc.res.Drain = "a final --stop-at-end run, which fires every window"
+		return
 	}
 	if lag, err = sc.lag(ctx); err == nil {
 		sc.res.FinalLag = lag
@@ -266,8 +288,8 @@ func (sc *scenario) drain(ctx context.Context) {
 	}
 }
 
-// waitGroupEmpty waits until the copies' consumer group has no member, at most two sessions.
-func (sc *scenario) waitGroupEmpty(ctx context.Context) {
+// waitGroupEmpty waits until a consumer group of the copies has no member, at most wait.
+func (sc *scenario) waitGroupEmpty(ctx context.Context, group string, wait time.Duration) {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.broker.addr))
 	if err != nil {
 		sc.note("the group's members could not be listed: %v", err)
@@ -275,8 +297,7 @@ func (sc *scenario) waitGroupEmpty(ctx context.Context) {
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	group := "chaos_" + sc.spec.name()
-	for deadline := time.Now().Add(2 * sessionTimer); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(200 * time.Millisecond) {
 		groups, err := adm.DescribeGroups(ctx, group)
 		if err != nil {
 			continue
@@ -285,7 +306,7 @@ func (sc *scenario) waitGroupEmpty(ctx context.Context) {
 			return
 		}
 	}
-	sc.note("the consumer group still had members %v after the copies stopped", 2*sessionTimer)
+	sc.note("the consumer group %s still had members %v after the copies stopped", group, wait)
 }
 
 // lag asks `sluice status --json` how far the sink's commits are behind the input's ends.
@@ -332,6 +353,9 @@ func (sc *scenario) read(ctx context.Context, acked []int64) error {
 		if in.ids[id] == 0 {
 			sc.res.InputLost++
 		}
+	}
+	if sc.spec.sink == SinkWindows {
+		return sc.readWindows(ctx)
 	}
 	var out *idCounts
 	switch sc.spec.sink {

@@ -330,6 +330,11 @@ func (s *source) groupAtEnd() bool {
 	if !s.joined {
 		return false
 	}
+	for p := range s.ownedSince {
+		if _, ok := s.offsets.Get(p.Source, p.Partition); !ok {
+			return false // assigned, but adjust has not said where it starts yet
+		}
+	}
 	for src, ps := range s.offsets {
 		for p, next := range ps {
 			if end, ok := s.ends.Get(src, p); ok && next < end {

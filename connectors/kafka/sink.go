@@ -28,6 +28,8 @@ type sink struct {
 	input  *schemas.Schema // for batches that carry none
 	errOut *component.ErrorOutput
 	keyOf  component.RowFunc // the record key expression, or nil
+	// create, when set, is the topic to create when the sink opens (a repartition topic).
+	create *topicSpec
 	// exactly: the pipeline's delivery is exactly_once (component.Options.Delivery).
 	exactly bool
 	// bytes counts the keys and values produced in this process (Written).
@@ -139,6 +141,11 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 // of the other copies of the sink base, and key's own record.
 func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, key, base string) (merged, own *component.Checkpoint, err error) {
 	adm := kadm.NewClient(cl)
+	if s.create != nil {
+		if err := s.create.ensure(ctx, s.set, cl, s.topic); err != nil {
+			return nil, nil, err
+		}
+	}
 	if _, err := partitionCounts(ctx, s.set, cl, []string{s.topic}, true); err != nil {
 		return nil, nil, err
 	}
@@ -168,17 +175,42 @@ func (s *sink) open(ctx context.Context, cl *kgo.Client, exactly bool, txnID, ke
 // Reload reads the checkpoints of every copy of the sink again and returns them merged: a
 // copy in the same consumer group may have committed partitions this one is now given.
 func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
+	all, key, err := s.readAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return all.merged(key), nil
+}
+
+// ReloadCopies returns the last checkpoint of every copy of the sink.
+func (s *sink) ReloadCopies(ctx context.Context) ([]*component.Checkpoint, error) {
+	all, _, err := s.readAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*component.Checkpoint, 0, len(all))
+	for _, cp := range all {
+		if cp != nil {
+			out = append(out, cp)
+		}
+	}
+	return out, nil
+}
+
+// readAll reads the checkpoints of every copy of the sink and returns them with this copy's
+// key.
+func (s *sink) readAll(ctx context.Context) (sinkCheckpoints, string, error) {
 	s.mu.Lock()
 	cl, key, pipeline := s.cl, s.key, s.pipeline
 	s.mu.Unlock()
 	if cl == nil {
-		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
+		return nil, "", fmt.Errorf("%s: used before Open or after Close", s.what)
 	}
 	all, err := readCheckpoints(ctx, s.set, kadm.NewClient(cl), checkpointKey(pipeline, s.name, ""))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.what, err)
+		return nil, "", fmt.Errorf("%s: %w", s.what, err)
 	}
-	return all.merged(key), nil
+	return all, key, nil
 }
 
 // Writer returns the writer of a lane.

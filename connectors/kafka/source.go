@@ -324,10 +324,13 @@ func (s *source) Read(ctx context.Context) (*schemas.Batch, error) {
 			return nil, err
 		}
 		pctx, cancel := ctx, context.CancelFunc(func() {})
+		s.mu.Lock()
+		ending := s.ends != nil // EndNow sets it while reading (repartition.go)
+		s.mu.Unlock()
 		switch {
 		case !s.deadline.IsZero():
 			pctx, cancel = context.WithDeadline(ctx, s.deadline)
-		case s.ends != nil && s.grouped():
+		case ending:
 			// The group may assign partitions that are already at their end, or none: look
 			// again at the end now and then, as no record may come to end the poll.
 			pctx, cancel = context.WithTimeout(ctx, groupEndCheck)

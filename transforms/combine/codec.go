@@ -284,3 +284,18 @@ func elemsSize(vs []any) int {
 	}
 	return n
 }
+
+// AppendRow appends the encoding of a row's values (a repartition topic's records,
+// docs/scaling.md): ReadRow gives them back with their Go types.
+func AppendRow(b []byte, row []any) ([]byte, error) { return appendKey(b, row) }
+
+// ReadRow decodes a row that AppendRow encoded at the start of b and returns the bytes after
+// it.
+func ReadRow(b []byte) ([]any, []byte, error) {
+	d := newDecoder(b)
+	row, ok := d.value().([]any)
+	if d.Err != nil || !ok {
+		return nil, nil, errDamaged
+	}
+	return row, d.B, nil
+}

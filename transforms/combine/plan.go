@@ -144,3 +144,23 @@ func (p *Plan) Rows(rs []Result) *schemas.Batch {
 	}
 	return b
 }
+
+// AppendKey appends the encoding of row's group key: its group_by fields, or GroupByKey's
+// key. Rows of one group encode equal.
+func (p *Plan) AppendKey(dst []byte, _ int, row schemas.Row) ([]byte, error) {
+	if !p.keyExpr {
+		key := make([]any, len(p.keys))
+		for j, f := range p.keys {
+			key[j] = row[f]
+		}
+		return appendKey(dst, key)
+	}
+	s := p.ev.Scope()
+	defer s.Release()
+	s.Bind(row)
+	v, err := s.Eval(0)
+	if err != nil {
+		return dst, fmt.Errorf("%s: key: %w", p.who, err)
+	}
+	return appendKey(dst, []any{v})
+}

@@ -47,19 +47,31 @@ func (p *Plan) AddInput(st *State, _ int, b *schemas.Batch, emit component.Emit)
 }
 
 // stateful runs a Grouping as a component.Stateful transform: one State fed by every lane
-// under a lock, with a watermark over every partition it has seen.
+// under a lock, with a watermark over every partition it has seen; or, split by the
+// partitions of a repartition topic (tasks.go), one per partition.
 type stateful struct {
 	plan   Grouping
 	source string // Position.Source of the results
 	what   string // the transform, for messages
 	limit  int64  // the most state it may hold, in bytes (0: no limit)
 	inputs int    // with several (a Join), each holds the watermark back until it has records
+	fn     window.Fn
+	// lateness and idle configure every task's watermark tracker.
+	lateness, idle time.Duration
 
 	mu    sync.Mutex
+	one   *task // the state when not split
+	split splitState
+	late  int64 // records that came after their windows fired
+}
+
+// task is the state of a grouping, or of one partition of it: the windows, the watermark
+// and the fired offset.
+type task struct {
 	state *State
 	marks *window.Tracker
 	fired int64 // the offset after the last result fired: its window's end in ms, plus one
-	late  int64 // records that came after their windows fired
+	next  int64 // split: the offset of the partition the state covers, at the last Fire
 }
 
 func newStateful[C any](ctx *component.Context, build func(*component.Context, *C) (*Plan, error), cfg *C) (component.Transform, error) {
@@ -77,25 +89,48 @@ func NewStateful(ctx *component.Context, g Grouping) component.Stateful {
 	return NewStatefulOver(ctx, g, spec.Fn(), time.Duration(spec.AllowedLateness))
 }
 
+// keyer is a Grouping that can say the key of a row: its stateful transform can be split
+// across copies (component.Keyed).
+type keyer interface {
+	AppendKey(dst []byte, input int, row schemas.Row) ([]byte, error)
+}
+
+// splittable is a stateful transform whose grouping says its keys: component.Keyed.
+type splittable struct{ *stateful }
+
+func (k splittable) AppendKey(dst []byte, input int, row schemas.Row) ([]byte, error) {
+	return k.plan.(keyer).AppendKey(dst, input, row)
+}
+
 // NewStatefulOver returns the component.Stateful transform that runs g over the windows of fn:
 // records added by every lane under one lock, windows fired at the watermark of the
 // partitions upstream, the state and the watermarks in the checkpoints (docs/windows.md).
-// transforms/sql gives the windows of a query's GROUP BY.
+// transforms/sql gives the windows of a query's GROUP BY. When g says its rows' keys, the
+// transform is a component.Keyed.
 func NewStatefulOver(ctx *component.Context, g Grouping, fn window.Fn, allowedLateness time.Duration) component.Stateful {
 	s := &stateful{plan: g, source: "window:" + ctx.Name, what: ctx.Describe(), limit: ctx.Options.StateLimit,
-		inputs: len(ctx.Inputs), state: g.NewState(fn),
-		marks: window.NewTracker(allowedLateness, cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout))}
-	if s.inputs > 1 {
-		// A source upstream of one input may not have opened its partitions yet when the
-		// others' records already move the watermark: each input counts as a partition of
-		// its own, which holds the watermark back until the input has records or goes idle,
-		// as Beam's watermark of a join is the smallest of its inputs'.
-		now := time.Now()
-		for i := range s.inputs {
-			s.marks.Register(inputPartition(i), now)
-		}
+		inputs: len(ctx.Inputs), fn: fn, lateness: allowedLateness,
+		idle: cmp.Or(ctx.Options.IdleTimeout, window.DefaultIdleTimeout)}
+	s.one = s.newTask(time.Now())
+	if _, ok := g.(keyer); ok {
+		return splittable{s}
 	}
 	return s
+}
+
+// newTask returns an empty task. With several inputs (a Join), each input counts as a
+// partition of its own for the watermark, which holds it back until the input has records
+// or goes idle, as Beam's watermark of a join is the smallest of its inputs': a source
+// upstream of one input may not have opened its partitions yet when the others' records
+// already move the watermark.
+func (s *stateful) newTask(now time.Time) *task {
+	t := &task{state: s.plan.NewState(s.fn), marks: window.NewTracker(s.lateness, s.idle)}
+	if s.inputs > 1 {
+		for i := range s.inputs {
+			t.marks.Register(inputPartition(i), now)
+		}
+	}
+	return t
 }
 
 // inputPartition is the watermark tracker's partition for input i of a grouping with
@@ -109,84 +144,131 @@ func inputPartition(i int) component.Partition {
 func (s *stateful) Process(_ context.Context, input int, b *schemas.Batch, emit component.Emit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	s.marks.ObserveBatch(b, now)
-	if s.inputs > 1 && len(b.Time) > 0 {
-		s.marks.Observe(inputPartition(input), window.Nanos(slices.MaxFunc(b.Time, time.Time.Compare)), now)
+	if s.split.source != "" {
+		return s.processSplit(input, b, emit)
 	}
-	stats, err := s.plan.AddInput(s.state, input, b, emit)
+	return s.add(s.one, input, b, emit, time.Now())
+}
+
+// add adds a batch to task t.
+func (s *stateful) add(t *task, input int, b *schemas.Batch, emit component.Emit, now time.Time) error {
+	t.marks.ObserveBatch(b, now)
+	if s.inputs > 1 && len(b.Time) > 0 {
+		t.marks.Observe(inputPartition(input), window.Nanos(slices.MaxFunc(b.Time, time.Time.Compare)), now)
+	}
+	stats, err := s.plan.AddInput(t.state, input, b, emit)
 	s.late += int64(stats.Late)
-	if err == nil && s.limit > 0 && int64(s.state.Size()) > s.limit {
+	if size := s.size(); err == nil && s.limit > 0 && int64(size) > s.limit {
 		err = fmt.Errorf("%s holds %d MiB of window state, over options.state_limit_mb (%d): raise it, shorten the windows or add keys' filters before the grouping",
-			s.what, s.state.Size()>>20, s.limit>>20)
+			s.what, size>>20, s.limit>>20)
 	}
 	return err
+}
+
+// size is the state's size in bytes, over every task.
+func (s *stateful) size() int {
+	if s.split.source == "" {
+		return s.one.state.Size()
+	}
+	n := 0
+	for _, t := range s.split.tasks {
+		n += t.state.Size()
+	}
+	return n
 }
 
 func (s *stateful) Stats() (int, int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.state.Size(), s.late
+	return s.size(), s.late
 }
 
 func (s *stateful) Fire(_ context.Context, upstream schemas.Offsets, final bool, emit component.Emit) error {
 	s.mu.Lock()
 	now := time.Now()
-	for src, parts := range upstream {
-		for p := range parts {
-			s.marks.Register(component.Partition{Source: src, Partition: p}, now)
+	var out *schemas.Batch
+	if s.split.source != "" {
+		out = s.fireSplit(upstream, final, now)
+	} else {
+		for src, parts := range upstream {
+			for p := range parts {
+				s.one.marks.Register(component.Partition{Source: src, Partition: p}, now)
+			}
 		}
+		out = s.fire(s.one, 0, final, now)
 	}
+	s.mu.Unlock()
+	if out == nil || len(out.Rows) == 0 { // none, or a Join whose windows had nothing to join
+		return nil
+	}
+	return emit(component.Main, out)
+}
+
+// fire fires the windows of task t (of partition part) that its watermark closed, or all
+// when final, and returns their rows, positioned under the transform's source.
+func (s *stateful) fire(t *task, part int32, final bool, now time.Time) *schemas.Batch {
 	wm := window.MaxWatermark
 	if !final {
-		wm = s.marks.Watermark(now)
+		wm = t.marks.Watermark(now)
 	}
-	results := s.state.Fire(wm)
+	results := t.state.Fire(wm)
 	if len(results) == 0 {
-		s.mu.Unlock()
 		return nil
 	}
 	out := s.plan.Rows(results)
 	out.Pos = make([]schemas.Position, len(out.Rows))
 	for i, w := range out.Windows {
 		at := w[1] / int64(time.Millisecond)
-		out.Pos[i] = schemas.Position{Source: s.source, Offset: at}
-		s.fired = max(s.fired, at+1)
+		out.Pos[i] = schemas.Position{Source: s.source, Partition: part, Offset: at}
+		t.fired = max(t.fired, at+1)
 	}
-	s.mu.Unlock()
-	if len(out.Rows) == 0 { // a Join whose windows had nothing to join
-		return nil
-	}
-	return emit(component.Main, out)
+	return out
 }
 
 func (s *stateful) Fired() schemas.Offsets {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fired == 0 {
+	if s.split.source != "" {
+		return s.firedSplit()
+	}
+	if s.one.fired == 0 {
 		return nil
 	}
-	return schemas.Offsets{s.source: {0: s.fired}}
+	return schemas.Offsets{s.source: {0: s.one.fired}}
 }
 
 // Snapshot encodes the state, the watermark tracker and the fired offset, each with its
-// length.
+// length; split, every task's (tasks.go).
 func (s *stateful) Snapshot() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, err := s.state.Snapshot()
+	if s.split.source != "" {
+		return s.snapshotSplit()
+	}
+	return s.one.snapshot()
+}
+
+func (t *task) snapshot() ([]byte, error) {
+	st, err := t.state.Snapshot()
 	if err != nil {
 		return nil, err
 	}
-	b := binary.AppendVarint(nil, s.fired)
+	b := binary.AppendVarint(nil, t.fired)
 	b = binary.AppendUvarint(b, uint64(len(st)))
 	b = append(b, st...)
-	return append(b, s.marks.Snapshot()...), nil
+	return append(b, t.marks.Snapshot()...), nil
 }
 
 func (s *stateful) Restore(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.split.source != "" {
+		return s.restoreSplit(b)
+	}
+	return s.one.restore(b, time.Now())
+}
+
+func (t *task) restore(b []byte, now time.Time) error {
 	fired, n := binary.Varint(b)
 	if n <= 0 {
 		return errors.New("the window state is damaged")
@@ -197,12 +279,12 @@ func (s *stateful) Restore(b []byte) error {
 		return errors.New("the window state is damaged")
 	}
 	b = b[n:]
-	if err := s.state.Restore(b[:size]); err != nil {
+	if err := t.state.Restore(b[:size]); err != nil {
 		return fmt.Errorf("restoring the window state: %w", err)
 	}
-	if err := s.marks.Restore(b[size:], time.Now()); err != nil {
+	if err := t.marks.Restore(b[size:], now); err != nil {
 		return fmt.Errorf("restoring the watermarks: %w", err)
 	}
-	s.fired = fired
+	t.fired = fired
 	return nil
 }

@@ -188,3 +188,13 @@ func appendKey(b []byte, v any) []byte {
 	}
 	return str('x', fmt.Sprintf("%#v", v))
 }
+
+// AppendKey appends the encoding of the key all inputs share, of row of input: the rows
+// of one group (to join) encode equal.
+func (p *Plan) AppendKey(dst []byte, input int, row schemas.Row) ([]byte, error) {
+	key := make([]any, len(p.loose))
+	for j, f := range p.keys[input] {
+		key[j] = normal(row[f], p.loose[j])
+	}
+	return combine.AppendRow(dst, key)
+}
