@@ -40,6 +40,14 @@ type splitPlan struct {
 // repartitionType is the Type of the nodes a split adds to the plan.
 const repartitionType = "Repartition"
 
+// WithRepartitions returns p as a run executes it: with the repartition stage of every
+// grouping downstream of a grouped source (a writer of the topic, a reader, and the nodes
+// between), so that `sluice status` shows the stage's checkpoint and lag as any other sink's.
+func WithRepartitions(p *Plan) (*Plan, error) {
+	split, _, err := splitForCopies(p)
+	return split, err
+}
+
 // splitForCopies returns p with a repartition stage before every grouping downstream of a
 // grouped source, and which groupings it split. p itself is not changed: its nodes are
 // copied.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/runner"
+	"github.com/sluicehq/sluice/tools/status"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -92,6 +93,34 @@ func TestRepartitionOneCopy(t *testing.T) {
 	topics, err := kadm.NewClient(cl).ListTopics(context.Background(), "split-totals-repartition")
 	if err != nil || len(topics["split-totals-repartition"].Partitions) != 4 {
 		t.Errorf("the repartition topic: %v, %v", topics, err)
+	}
+
+	// sluice status shows the stage: its writer as a sink of its own, caught up with the
+	// source, and the grouping's sink reading the repartition topic.
+	p, err := runner.LoadWith(filepath.Join(t.TempDir(), "p.yaml"), runner.LoadOptions{Source: []byte(repartitionPipeline(addr, "split", "g", "out-split"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := status.Read(context.Background(), p)
+	var stage, out *status.Sink
+	for i, k := range st.Sinks {
+		switch k.Name {
+		case "totals/repartition-write":
+			stage = &st.Sinks[i]
+		case "WriteToKafka":
+			out = &st.Sinks[i]
+		}
+	}
+	if stage == nil || out == nil {
+		t.Fatalf("status lists %+v, want the repartition stage and WriteToKafka", st.Sinks)
+	}
+	if !stage.Committed || stage.Lag == nil || *stage.Lag != 0 || stage.Error != "" {
+		t.Errorf("the repartition stage in status: %+v, want committed with lag 0", *stage)
+	}
+	if !slices.ContainsFunc(out.Partitions, func(p status.Partition) bool {
+		return p.Source == "kafka:split-totals-repartition" && p.Lag != nil && *p.Lag == 0
+	}) {
+		t.Errorf("WriteToKafka's partitions in status: %+v, want the repartition topic's, with lag 0", out.Partitions)
 	}
 }
 

@@ -117,6 +117,9 @@ type Pipeline struct {
 // that cannot be read has its Error set; the others are read all the same.
 func Read(ctx context.Context, p *runner.Plan) Pipeline {
 	now := time.Now()
+	if split, err := runner.WithRepartitions(p); err == nil {
+		p = split // a run's repartition stages are sinks and sources of their own
+	}
 	st := Pipeline{Pipeline: p.Options.Name, File: p.File, SpecHash: p.SpecHash, Sinks: []Sink{}}
 	type listed struct {
 		ends schemas.Offsets
