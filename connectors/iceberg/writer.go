@@ -44,9 +44,10 @@ type segment struct {
 
 // routed is the rows of a batch that go to one table.
 type routed struct {
-	ts   *tableState
-	rows []schemas.Row // projected (keep, drop, only)
-	idx  []int         // their indexes in the batch
+	ts      *tableState
+	covered schemas.Offsets // with routing, the rows ts holds already (tableState.covered)
+	rows    []schemas.Row   // projected (keep, drop, only)
+	idx     []int           // their indexes in the batch
 }
 
 // Write converts the rows of b into Arrow records and hands them to the lane's open runs. A
@@ -134,11 +135,11 @@ func (w *laneWriter) route(ctx context.Context, b *schemas.Batch, errOut *compon
 			if err != nil {
 				return nil, nil, err
 			}
-			g = &routed{ts: ts}
+			g = &routed{ts: ts, covered: w.s.coveredOf(ts)}
 			byName[name] = g
 			groups = append(groups, g)
 		}
-		if i < len(b.Pos) && g.ts.covered.Covers(b.Pos[i]) {
+		if i < len(b.Pos) && g.covered.Covers(b.Pos[i]) {
 			continue
 		}
 		g.rows = append(g.rows, w.s.plan.project(row))
