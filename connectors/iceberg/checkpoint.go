@@ -121,6 +121,7 @@ func parseStored(snap table.Snapshot) (stored, error) {
 	}
 	st.own = st.offsets // a routed commit of an older sluice: one copy, the whole map
 	if o := p[keyOwn]; o != "" {
+		st.own = nil
 		if err := json.Unmarshal([]byte(o), &st.own); err != nil {
 			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyOwn, err)
 		}

@@ -179,7 +179,9 @@ func (s *sink) reloadRouted(ctx context.Context, cat catalog.Catalog, pipeline, 
 			return nil, err
 		}
 		s.mu.Lock()
-		ts.covered = rt.newest.offsets.Clone() // replaced, never changed: writers hold the old one
+		// covered is replaced, never changed: writers hold the old one. The table is the one
+		// covered was read from, so that the next commit compares against the same state.
+		ts.covered, ts.tbl = rt.newest.offsets.Clone(), rt.tbl
 		s.mu.Unlock()
 	}
 	return cp, nil

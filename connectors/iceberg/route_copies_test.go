@@ -1,0 +1,122 @@
+package iceberg
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/sluicehq/sluice/component"
+	"github.com/sluicehq/sluice/connectors/connectortest"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// TestRoutedSharedSink runs the shared-sink suite (copies handing partitions over) on a
+// routed sink: every copy's own record sits in its complete marks.
+func TestRoutedSharedSink(t *testing.T) {
+	w := newWarehouse(t)
+	connectortest.TestSharedSink(t, connectortest.SinkTarget{
+		Delivery: component.ExactlyOnce,
+		New:      func(t *testing.T) component.Sink { return w.build(connectortest.Schema, "db.shared_{name}") },
+		Visible:  func(t *testing.T) []int64 { return w.ids("db.shared_row") },
+	})
+}
+
+// TestRoutingCopies: two copies write routed tables, hand partitions over, and each meets a
+// zombie of the other: one whose commit comes after the new owner's (refused), and one whose
+// commit comes first (the new owner's commit is refused, and its next run drops what the
+// zombie wrote). Every table must hold each row once.
+func TestRoutingCopies(t *testing.T) {
+	ctx := context.Background()
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "copies", lanes: 2}
+	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
+	row := func(p int32) func(int) schemas.Row {
+		return func(i int) schemas.Row { return schemas.Row{int64(p)*1000 + int64(i), "n", country(i)} }
+	}
+	off := func(kv ...int64) schemas.Offsets {
+		o := schemas.Offsets{}
+		for i := 0; i < len(kv); i += 2 {
+			o.Set(testSource, int32(kv[i]), kv[i+1])
+		}
+		return o
+	}
+	// epoch writes partition p's rows [from, to) into s and commits them as epoch e; next and
+	// prev are the copy's whole view after and before (the runner's Next and From).
+	epoch := func(s *sink, e uint64, p int32, from, to int, next, prev schemas.Offsets) error {
+		t.Helper()
+		h.write(s, routeSchema, p, from, to, row(p))
+		h.flush(s, e)
+		return s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: next}, From: prev})
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	conflict := func(err error, what string) {
+		t.Helper()
+		var c *OffsetConflictError
+		if !errors.As(err, &c) {
+			t.Fatalf("%s: got %v, want an offset conflict", what, err)
+		}
+	}
+	reload := func(s *sink) schemas.Offsets {
+		t.Helper()
+		cp, err := s.Reload(ctx)
+		must(err)
+		return cp.Next
+	}
+
+	a, b := build(), build()
+	h.open(a, "a")
+	h.open(b, "b")
+	defer func() { a.Close(ctx); b.Close(ctx) }()
+	must(epoch(a, 1, 0, 0, 30, off(0, 30), off(0, 0))) // a owns partition 0
+	must(epoch(b, 1, 1, 0, 20, off(1, 20), off(1, 0))) // b owns partition 1
+	must(epoch(a, 2, 0, 30, 45, off(0, 45), off(0, 30)))
+
+	// Partition 0 goes to b at a's last commit; rows from 60 on also name a new table.
+	if got := reload(b); !got.Equal(off(0, 45, 1, 20)) {
+		t.Fatalf("b reloaded %v, want partition 0 at 45 and 1 at 20", got)
+	}
+	must(epoch(b, 2, 0, 45, 70, off(0, 70, 1, 20), off(0, 45, 1, 20)))
+	// a, a zombie that missed the hand-over, commits partition 0 after b: refused.
+	conflict(epoch(a, 3, 0, 45, 60, off(0, 60), off(0, 45)), "a's commit of a partition b took")
+
+	// Partition 1 goes to a; b, a zombie this time, commits it before a does.
+	if got := reload(a); !got.Equal(off(0, 70, 1, 20)) {
+		t.Fatalf("a reloaded %v, want partition 0 at 70 and 1 at 20", got)
+	}
+	h.write(a, routeSchema, 1, 20, 50, row(1))
+	must(epoch(b, 3, 1, 20, 40, off(0, 70, 1, 40), off(0, 70, 1, 20)))
+	h.flush(a, 4)
+	err := a.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: 4, Next: off(1, 50)}, From: off(1, 20)})
+	conflict(err, "a's commit after b's zombie commit")
+	// a stops with the error; its next run resumes where the zombie's commit left partition 1.
+	a.Close(ctx)
+	a = build()
+	cp := h.open(a, "a")
+	if cp == nil || !cp.Next.Equal(off(0, 70, 1, 40)) {
+		t.Fatalf("a reopened at %+v, want partition 0 at 70 and 1 at 40", cp)
+	}
+	must(epoch(a, cp.Epoch+1, 1, 40, 50, off(0, 70, 1, 50), off(0, 70, 1, 40)))
+
+	want := map[string][]int64{}
+	for p, n := range map[int32]int{0: 70, 1: 50} {
+		for i := range n {
+			want[countryTable(i)] = append(want[countryTable(i)], int64(p)*1000+int64(i))
+		}
+	}
+	for name, ids := range want {
+		if got := sorted(w.ids(name)); !slices.Equal(got, sorted(ids)) {
+			t.Errorf("table %s holds ids %v, want %v (each once)", name, got, sorted(ids))
+		}
+	}
+	c := build()
+	defer c.Close(ctx)
+	if cp := h.open(c, "c"); cp == nil || !cp.Next.Equal(off(0, 70, 1, 50)) {
+		t.Errorf("a new copy c opened at %+v, want partition 0 at 70 and 1 at 50", cp)
+	}
+}
