@@ -40,9 +40,15 @@ const (
 type options struct {
 	partitions, copies, rate, pad int
 	epoch, settle, session        time.Duration
-	sluice                        string
+	sluice, sink                  string
 	keep                          bool
 }
+
+// The sinks the copies may write.
+const (
+	sinkKafka   = "kafka"   // WriteToKafka, exactly once
+	sinkIceberg = "iceberg" // WriteToIceberg routed by field into 4 tables (iceberg.go)
+)
 
 func main() {
 	var o options
@@ -54,8 +60,13 @@ func main() {
 	flag.DurationVar(&o.settle, "settle", 20*time.Second, "how long the group runs between two events")
 	flag.DurationVar(&o.session, "session", 6*time.Second, "session.timeout.ms of the copies (a SIGKILLed copy's partitions wait for it)")
 	flag.StringVar(&o.sluice, "sluice", "", "the sluice binary (default: go build ./cmd/sluice)")
+	flag.StringVar(&o.sink, "sink", sinkKafka, "the copies' sink: kafka, or iceberg (routed into 4 tables of a local SQL catalog; no stall times)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the scratch directory (the copies' logs) and print it")
 	flag.Parse()
+	if o.sink != sinkKafka && o.sink != sinkIceberg {
+		fmt.Fprintf(os.Stderr, "scale: --sink %q: want kafka or iceberg\n", o.sink)
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
@@ -87,13 +98,19 @@ func run(o options) error {
 	}
 	defer stopBroker()
 	pipeline := filepath.Join(dir, "scale.yaml")
-	if err := os.WriteFile(pipeline, []byte(pipelineYAML(addr, o)), 0o644); err != nil {
+	if err := os.WriteFile(pipeline, []byte(pipelineYAML(addr, dir, o)), 0o644); err != nil {
 		return err
 	}
 	start := time.Now()
-	arrivals := newArrivals(o.partitions, start)
-	go produce(ctx, addr, o, start)
-	go consume(ctx, addr, arrivals)
+	produceCtx, stopProducing := context.WithCancel(ctx)
+	defer stopProducing()
+	produced := make(chan struct{})
+	go func() { produce(produceCtx, addr, o, start); close(produced) }()
+	var arrivals *arrivals
+	if o.sink == sinkKafka {
+		arrivals = newArrivals(o.partitions, start)
+		go consume(ctx, addr, arrivals)
+	}
 
 	g := &group{o: o, pipeline: pipeline, dir: dir}
 	defer g.stopAll()
@@ -102,15 +119,18 @@ func run(o options) error {
 			return err
 		}
 	}
-	progress("%d copies started; waiting for every partition to flow", o.copies)
-	first := arrivals.allSince(0, 5*time.Minute)
-	if first < 0 {
-		return fmt.Errorf("not every partition delivered within 5 minutes of the start")
+	if arrivals != nil {
+		progress("%d copies started; waiting for every partition to flow", o.copies)
+		first := arrivals.allSince(0, 5*time.Minute)
+		if first < 0 {
+			return fmt.Errorf("not every partition delivered within 5 minutes of the start")
+		}
+		fmt.Printf("first assignment: every partition flowing %.1f s after the copies started\n", first.Seconds())
 	}
-	fmt.Printf("first assignment: every partition flowing %.1f s after the copies started\n", first.Seconds())
 	time.Sleep(o.settle)
 
-	// Steady state: the checkpoint topic's writes, RSS and CPU of every copy.
+	// Steady state: the checkpoint topic's writes (or the tables' commits), RSS and CPU of
+	// every copy.
 	steadyFrom := time.Now()
 	cpu0 := g.cpu()
 	time.Sleep(o.settle)
@@ -118,6 +138,70 @@ func run(o options) error {
 	cpu1 := g.cpu()
 	rss := g.rss()
 
+	if err := runEvents(ctx, o, g, arrivals, start); err != nil {
+		return err
+	}
+	stopProducing()
+	<-produced
+	secs := steadyTo.Sub(steadyFrom).Seconds()
+	inMB := float64(o.rate) * float64(o.pad+60) * secs / 1e6
+	fmt.Printf("\nsteady state over %.0f s, %d partitions, %d copies, %d records/s (%.2f MB/s), epoch %s, sink %s:\n",
+		secs, o.partitions, o.copies, o.rate, inMB/secs, o.epoch, o.sink)
+	if o.sink == sinkKafka {
+		records, bytes, keys, err := checkpointWrites(addr, steadyFrom, steadyTo)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("checkpoint topic: %.1f records/s, %.0f bytes/s, %.0f bytes per record, %d keys\n",
+			float64(records)/secs, float64(bytes)/secs, float64(bytes)/max(float64(records), 1), keys)
+	} else {
+		commits, tables, err := icebergCommits(ctx, dir, steadyFrom, steadyTo)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("iceberg: %.2f commits/s over %d tables (%.2f per table per s)\n", float64(commits)/secs, tables, float64(commits)/secs/float64(max(tables, 1)))
+	}
+	var rssSum, cpuSum float64
+	for _, name := range slices.Sorted(maps.Keys(rss)) {
+		rssSum += rss[name]
+		cpuSum += cpu1[name] - cpu0[name]
+	}
+	n := float64(len(rss))
+	fmt.Printf("per copy: RSS %.0f MiB (mean of %d), CPU %.3f s per s, %.2f CPU-s per MB of input over all copies\n",
+		rssSum/n/1024, len(rss), cpuSum/n/secs, cpuSum/inMB)
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("load average: %s", load)
+
+	// Exactly once: the copies stop, one drains what is left, and the output must hold every
+	// input record once.
+	g.stopAll()
+	if err := drain(ctx, o, pipeline); err != nil {
+		return err
+	}
+	in, err := readIDs(ctx, addr, inTopic, false)
+	if err != nil {
+		return err
+	}
+	var out map[int64]int
+	if o.sink == sinkKafka {
+		out, err = readIDs(ctx, addr, outTopic, true)
+	} else {
+		out, err = icebergIDs(ctx, dir)
+	}
+	if err != nil {
+		return err
+	}
+	missing, dups, foreign := compareIDs(in, out)
+	fmt.Printf("exactly once: %d input records, %d missing, %d duplicated, %d unknown in the output\n", len(in), missing, dups, foreign)
+	if missing+dups+foreign > 0 {
+		return fmt.Errorf("the output does not hold every input record exactly once")
+	}
+	return nil
+}
+
+// runEvents makes copies join, leave, die and stall (a zombie), and with a Kafka sink
+// reports how long each event stalled the partitions.
+func runEvents(ctx context.Context, o options, g *group, arrivals *arrivals, start time.Time) error {
 	type event struct {
 		name string
 		do   func() error
@@ -129,14 +213,28 @@ func run(o options) error {
 		{"copy " + extra + " leaves (SIGTERM)", func() error { return g.stop(extra, syscall.SIGTERM) }},
 		{"copy " + extra + " joins again", func() error { return g.start(ctx, extra) }},
 		{"copy " + extra + " dies (SIGKILL)", func() error { return g.stop(extra, syscall.SIGKILL) }},
+		{"copy " + extra + " joins, then stalls past its session", func() error {
+			if err := g.start(ctx, extra); err != nil {
+				return err
+			}
+			time.Sleep(o.settle)
+			return g.stall(extra, o.session+4*time.Second)
+		}},
 	}
-	fmt.Printf("\n%-32s %14s %12s %s\n", "event", "all flowing", "max latency", "partitions over 2x the baseline's max latency")
+	fmt.Printf("\n%-44s %14s %12s %s\n", "event", "all flowing", "max latency", "partitions over 2x the baseline's max latency")
 	var baseline time.Duration
 	for i, e := range events {
 		at := time.Since(start)
-		arrivals.resetMax()
+		if arrivals != nil {
+			arrivals.resetMax()
+		}
 		if err := e.do(); err != nil {
 			return fmt.Errorf("%s: %w", e.name, err)
+		}
+		if arrivals == nil {
+			time.Sleep(o.settle)
+			fmt.Printf("%-44s %14s\n", e.name, "-")
+			continue
 		}
 		took := arrivals.allSince(at, 2*time.Minute)
 		time.Sleep(o.settle)
@@ -154,35 +252,25 @@ func run(o options) error {
 		if took >= 0 {
 			flowing = fmt.Sprintf("%.2f s", took.Seconds())
 		}
-		fmt.Printf("%-32s %14s %10.2f s %d of %d\n", e.name, flowing, worst.Seconds(), slow, len(lat))
+		fmt.Printf("%-44s %14s %10.2f s %d of %d\n", e.name, flowing, worst.Seconds(), slow, len(lat))
 	}
-
-	cancel()
-	g.stopAll()
-	records, bytes, keys, err := checkpointWrites(addr, steadyFrom, steadyTo)
-	if err != nil {
-		return err
+	if z := g.exited(extra); z != "" {
+		fmt.Printf("the stalled copy %s: %s\n", extra, z)
 	}
-	secs := steadyTo.Sub(steadyFrom).Seconds()
-	inMB := float64(o.rate) * float64(o.pad+60) * secs / 1e6
-	fmt.Printf("\nsteady state over %.0f s, %d partitions, %d copies, %d records/s (%.2f MB/s), epoch %s:\n",
-		secs, o.partitions, o.copies, o.rate, inMB/secs, o.epoch)
-	fmt.Printf("checkpoint topic: %.1f records/s, %.0f bytes/s, %.0f bytes per record, %d keys\n",
-		float64(records)/secs, float64(bytes)/secs, float64(bytes)/max(float64(records), 1), keys)
-	var rssSum, cpuSum float64
-	for _, name := range slices.Sorted(maps.Keys(rss)) {
-		rssSum += rss[name]
-		cpuSum += cpu1[name] - cpu0[name]
-	}
-	n := float64(len(rss))
-	fmt.Printf("per copy: RSS %.0f MiB (mean of %d), CPU %.3f s per s, %.2f CPU-s per MB of input over all copies\n",
-		rssSum/n/1024, len(rss), cpuSum/n/secs, cpuSum/inMB)
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average at the end: %s", load)
 	return nil
 }
 
-func pipelineYAML(addr string, o options) string {
+func pipelineYAML(addr, dir string, o options) string {
+	sink := fmt.Sprintf(`  sink:
+    type: WriteToKafka
+    config:
+      bootstrap_servers: %s
+      topic: %s
+      format: JSON
+`, addr, outTopic)
+	if o.sink == sinkIceberg {
+		sink = icebergSink(dir, o)
+	}
 	return fmt.Sprintf(`pipeline:
   type: chain
   source:
@@ -207,17 +295,11 @@ func pipelineYAML(addr string, o options) string {
       config:
         append: true
         fields:
-          seen: id + 1
-  sink:
-    type: WriteToKafka
-    config:
-      bootstrap_servers: %s
-      topic: %s
-      format: JSON
-options:
+          bucket: id %% 4
+%soptions:
   name: scale
   checkpoint_interval: %s
-`, addr, inTopic, o.session.Milliseconds(), addr, outTopic, o.epoch)
+`, addr, inTopic, o.session.Milliseconds(), sink, o.epoch)
 }
 
 // startBroker starts `sluice dev kafka` with topic (NAME:PARTITIONS) and returns its address.
@@ -366,6 +448,61 @@ func consume(ctx context.Context, addr string, a *arrivals) {
 	}
 }
 
+// readIDs reads topic from its start to its end (read_committed when committed) and counts
+// each record's id.
+func readIDs(ctx context.Context, addr, topic string, committed bool) (map[int64]int, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	if committed {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ids := map[int64]int{}
+	// Everything is committed when this runs: the topic is read once two polls of 3 s in a
+	// row bring nothing.
+	for idle := 0; idle < 2; {
+		pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		n := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			n++
+			var v struct{ ID int64 }
+			if json.Unmarshal(r.Value, &v) == nil {
+				ids[v.ID]++
+			}
+		})
+		if n == 0 {
+			idle++
+		} else {
+			idle = 0
+		}
+	}
+	return ids, nil
+}
+
+// compareIDs counts the input's ids missing from the output, the output's duplicates, and the
+// output's ids the input lacks.
+func compareIDs(in, out map[int64]int) (missing, dups, foreign int) {
+	for id := range in {
+		switch n := out[id]; {
+		case n == 0:
+			missing++
+		case n > 1:
+			dups += n - 1
+		}
+	}
+	for id := range out {
+		if in[id] == 0 {
+			foreign++
+		}
+	}
+	return missing, dups, foreign
+}
+
 // checkpointWrites counts the checkpoint topic's records written in [from, to): how many,
 // their bytes (key and value), and the distinct keys.
 func checkpointWrites(addr string, from, to time.Time) (records, bytes int64, keys int, err error) {
@@ -412,10 +549,11 @@ type group struct {
 	dir      string
 	mu       sync.Mutex
 	copies   map[string]*exec.Cmd
+	exits    map[string]chan error // closed-over exit status of each copy's last run
 }
 
 func (g *group) start(ctx context.Context, name string) error {
-	log, err := os.Create(filepath.Join(g.dir, name+".log"))
+	log, err := os.OpenFile(filepath.Join(g.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -424,12 +562,14 @@ func (g *group) start(ctx context.Context, name string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting copy %s: %w", name, err)
 	}
+	exit := make(chan error, 1)
+	go func() { exit <- cmd.Wait(); log.Close() }()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.copies == nil {
-		g.copies = map[string]*exec.Cmd{}
+		g.copies, g.exits = map[string]*exec.Cmd{}, map[string]chan error{}
 	}
-	g.copies[name] = cmd
+	g.copies[name], g.exits[name] = cmd, exit
 	return nil
 }
 
@@ -441,11 +581,42 @@ func (g *group) stop(name string, sig syscall.Signal) error {
 	if cmd == nil {
 		return fmt.Errorf("no copy %s", name)
 	}
-	if err := cmd.Process.Signal(sig); err != nil {
+	return cmd.Process.Signal(sig)
+}
+
+// stall pauses a copy for d (SIGSTOP, SIGCONT): past its session it loses its partitions
+// without knowing it, and must stop with an error instead of committing them.
+func (g *group) stall(name string, d time.Duration) error {
+	g.mu.Lock()
+	cmd := g.copies[name]
+	g.mu.Unlock()
+	if cmd == nil {
+		return fmt.Errorf("no copy %s", name)
+	}
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
-	go cmd.Wait() //nolint:errcheck // a stopped copy's status says nothing here
-	return nil
+	time.Sleep(d)
+	return cmd.Process.Signal(syscall.SIGCONT)
+}
+
+// exited says how a copy's last run ended, waiting up to 30 s: its exit status and the last
+// line of its log.
+func (g *group) exited(name string) string {
+	g.mu.Lock()
+	exit := g.exits[name]
+	g.mu.Unlock()
+	select {
+	case err := <-exit:
+		g.mu.Lock()
+		delete(g.copies, name)
+		g.mu.Unlock()
+		log, _ := os.ReadFile(filepath.Join(g.dir, name+".log"))
+		lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+		return fmt.Sprintf("exited (%v): %s", err, lines[len(lines)-1])
+	case <-time.After(30 * time.Second):
+		return "still running 30 s after it woke: it did not notice it lost its partitions"
+	}
 }
 
 func (g *group) stopAll() {
@@ -453,8 +624,27 @@ func (g *group) stopAll() {
 	names := slices.Collect(maps.Keys(g.copies))
 	g.mu.Unlock()
 	for _, n := range names {
-		_ = g.stop(n, syscall.SIGKILL)
+		_ = g.stop(n, syscall.SIGTERM)
 	}
+	for _, n := range names {
+		select {
+		case <-g.exits[n]:
+		case <-time.After(time.Minute):
+			progress("copy %s did not stop within a minute of SIGTERM", n)
+		}
+	}
+}
+
+// drain runs one copy to the end of the input (--stop-at-end).
+func drain(ctx context.Context, o options, pipeline string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	progress("draining the input with one copy")
+	out, err := exec.CommandContext(ctx, o.sluice, "run", pipeline, "--stop-at-end", "--instance", "c0").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("the final drain: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // rss returns every copy's resident set (KiB), from /proc.

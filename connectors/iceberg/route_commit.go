@@ -25,17 +25,19 @@ type tableCommit struct {
 // Several copies may write the same tables, so the offsets are compared per table (a table
 // that got no rows for a while holds older offsets than the epoch starts from): a table
 // records, per partition, how far it holds the partition's rows (the table's offsets), and a
-// commit that moves a partition must find there what this copy last saw of it: its own last
-// commit to the table while it kept the partition, or what the table held when the partition
-// came to it (Open, Reload), which is also below what the writers dropped. A copy that lost
-// the partition meanwhile (a zombie) finds the new owner's offsets and fails; the new owner
-// finding a zombie's commit fails too, and its next run drops what the zombie wrote.
+// commit that moves a partition must find there what this copy knows of it
+// (tableState.covered): what the table held when the partition came to this copy (Open, or the
+// Reload of the rebalance that gave it), moved by this copy's own commits since. The writers
+// dropped the rows below the same offsets. A copy that lost the partition meanwhile (a
+// zombie) finds the new owner's offsets in any table the new owner committed since, and
+// fails; the new owner, finding a zombie's commit, fails too, and its next run drops what the
+// zombie wrote.
 func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp component.Commit) error {
 	s.mu.Lock()
 	own := cp.OwnRecord(s.own)
 	expects := make([]schemas.Offsets, len(todo))
 	for i, ts := range todo {
-		expects[i] = s.expectFor(ts, cp)
+		expects[i] = expectFor(ts, cp)
 	}
 	s.mu.Unlock()
 	for i, ts := range todo {
@@ -55,22 +57,14 @@ func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp componen
 }
 
 // expectFor returns what the table of ts must hold of each partition cp moved; under sink.mu.
-// A partition this copy kept since its last commit (that commit ended where this one starts)
-// must be where this copy left it in the table (tableState.mine); one that came to the copy
-// since, where the table held it when it came (tableState.covered, read at the rebalance).
-func (s *sink) expectFor(ts *tableState, cp component.Commit) schemas.Offsets {
+func expectFor(ts *tableState, cp component.Commit) schemas.Offsets {
 	if cp.From == nil {
 		return nil
 	}
 	out := schemas.Offsets{}
 	for src, parts := range cp.Moved() {
 		for p := range parts {
-			held := ts.covered
-			from, fromOK := cp.From.Get(src, p)
-			if last, ok := s.lastNext.Get(src, p); ok && fromOK && last == from {
-				held = ts.mine
-			}
-			if v, ok := held.Get(src, p); ok {
+			if v, ok := ts.covered.Get(src, p); ok {
 				out.Set(src, p, v)
 			}
 		}
@@ -80,18 +74,46 @@ func (s *sink) expectFor(ts *tableState, cp component.Commit) schemas.Offsets {
 
 // recordRouted notes what ts holds after this copy committed cp to it; under sink.mu.
 func recordRouted(ts *tableState, cp component.Commit, tc *tableCommit) {
-	mine, covered := ts.mine.Clone(), ts.covered.Clone()
+	covered := ts.covered.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {
 			if v, ok := tc.expect.Get(src, p); ok {
 				next = max(next, v)
 			}
-			mine.Set(src, p, next)
 			covered.Set(src, p, next)
 		}
 	}
-	// covered is replaced, never changed: writers read it without the lock.
-	ts.mine, ts.covered = mine, covered
+	ts.covered = covered // replaced, never changed: writers read it without the lock
+}
+
+// refreshCovered takes, at a rebalance, what the table rt holds of the partitions that may have
+// come to this copy: those whose offset in the merged checkpoint next is not where this
+// copy's last commit left them (lastNext), and those the checkpoint lacks. The partitions
+// this copy kept keep what it knows: a copy that lost one of them without knowing it may
+// have committed since, and adopting its offsets would hide it from the next commit's
+// comparison while the writers hold rows it also wrote. Under sink.mu.
+func refreshCovered(ts *tableState, rt routedTable, next, lastNext schemas.Offsets) {
+	kept := func(src string, p int32) bool {
+		n, ok := next.Get(src, p)
+		last, lastOK := lastNext.Get(src, p)
+		return ok && lastOK && n == last
+	}
+	covered := ts.covered.Clone()
+	for src, parts := range rt.newest.offsets {
+		for p, v := range parts {
+			if !kept(src, p) {
+				covered.Set(src, p, v)
+			}
+		}
+	}
+	for src, parts := range ts.covered {
+		for p := range parts {
+			if _, ok := rt.newest.offsets.Get(src, p); !ok && !kept(src, p) {
+				covered.Delete(src, p)
+			}
+		}
+	}
+	ts.covered, ts.tbl = covered, rt.tbl // replaced, never changed: writers read it unlocked
 }
 
 // coveredOf returns the offsets below which ts holds every row already (routing).

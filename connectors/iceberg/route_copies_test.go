@@ -25,7 +25,8 @@ func TestRoutedSharedSink(t *testing.T) {
 // TestRoutingCopies: two copies write routed tables, hand partitions over, and each meets a
 // zombie of the other: one whose commit comes after the new owner's (refused), and one whose
 // commit comes first (the new owner's commit is refused, and its next run drops what the
-// zombie wrote). Every table must hold each row once.
+// zombie wrote); a partition comes back to a copy that carried it at an older offset. Every
+// table must hold each row once.
 func TestRoutingCopies(t *testing.T) {
 	ctx := context.Background()
 	w := newWarehouse(t)
@@ -103,8 +104,17 @@ func TestRoutingCopies(t *testing.T) {
 	}
 	must(epoch(a, cp.Epoch+1, 1, 40, 50, off(0, 70, 1, 50), off(0, 70, 1, 40)))
 
+	// Partition 1 goes back to b, whose last commit carried it at 40: b takes what the tables
+	// hold now, commits an epoch that does not move it, then one that does.
+	if got := reload(b); !got.Equal(off(0, 70, 1, 50)) {
+		t.Fatalf("b reloaded %v, want partition 0 at 70 and 1 at 50", got)
+	}
+	h.flush(b, 4)
+	must(b.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: 4, Next: off(0, 70, 1, 50)}, From: off(0, 70, 1, 50)}))
+	must(epoch(b, 5, 1, 50, 60, off(0, 70, 1, 60), off(0, 70, 1, 50)))
+
 	want := map[string][]int64{}
-	for p, n := range map[int32]int{0: 70, 1: 50} {
+	for p, n := range map[int32]int{0: 70, 1: 60} {
 		for i := range n {
 			want[countryTable(i)] = append(want[countryTable(i)], int64(p)*1000+int64(i))
 		}
@@ -116,7 +126,7 @@ func TestRoutingCopies(t *testing.T) {
 	}
 	c := build()
 	defer c.Close(ctx)
-	if cp := h.open(c, "c"); cp == nil || !cp.Next.Equal(off(0, 70, 1, 50)) {
-		t.Errorf("a new copy c opened at %+v, want partition 0 at 70 and 1 at 50", cp)
+	if cp := h.open(c, "c"); cp == nil || !cp.Next.Equal(off(0, 70, 1, 60)) {
+		t.Errorf("a new copy c opened at %+v, want partition 0 at 70 and 1 at 60", cp)
 	}
 }

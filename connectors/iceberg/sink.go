@@ -47,7 +47,7 @@ type sink struct {
 	instance string
 	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
 	// own is, routed, this copy's own record as of its newest complete epoch, and lastNext
-	// the offsets of its last commit (route_commit.go).
+	// the offsets of its last commit (refreshCovered).
 	own, lastNext schemas.Offsets
 	writers       map[int]*laneWriter
 
@@ -68,13 +68,12 @@ type tableState struct {
 	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
 	changes map[uint64][]changes
 	// covered are, with routing, the table's own committed offsets (how far it holds each
-	// partition's rows), as of Open, the last Reload or this copy's last commit to it: the
-	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
-	// this table already holds. It is replaced, never changed: writers read it unlocked.
+	// partition's rows) as this copy knows them: read at Open, at the Reload that gave it a
+	// partition, and moved by its own commits. The runner resumes every table from the oldest
+	// complete epoch, and the writers drop the rows this table already holds; a commit that
+	// moves a partition must still find them in the table (route_commit.go). It is replaced,
+	// never changed: writers read it unlocked.
 	covered schemas.Offsets
-	// mine are, with routing, the table's offsets as this copy last committed them (or found
-	// them at Open): what a partition it kept since must still be there (route_commit.go).
-	mine schemas.Offsets
 	// nextExpiry is when maintain may expire snapshots next.
 	nextExpiry time.Time
 }
