@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"context"
+	"slices"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/schemas"
@@ -19,6 +20,13 @@ type tableCommit struct {
 	expect schemas.Offsets
 }
 
+// reloaded is what a Reload (or Open) found: the checkpoint's offsets it returned, and what
+// each routed table held then (the tables' offsets, by table name).
+type reloaded struct {
+	next   schemas.Offsets
+	tables map[string]schemas.Offsets
+}
+
 // commitRouted commits an epoch to the routed tables that got rows (todo, in the order of
 // their names; the last one marks the epoch complete).
 //
@@ -26,14 +34,14 @@ type tableCommit struct {
 // that got no rows for a while holds older offsets than the epoch starts from): a table
 // records, per partition, how far it holds the partition's rows (the table's offsets), and a
 // commit that moves a partition must find there what this copy knows of it
-// (tableState.covered): what the table held when the partition came to this copy (Open, or the
-// Reload of the rebalance that gave it), moved by this copy's own commits since. The writers
-// dropped the rows below the same offsets. A copy that lost the partition meanwhile (a
-// zombie) finds the new owner's offsets in any table the new owner committed since, and
-// fails; the new owner, finding a zombie's commit, fails too, and its next run drops what the
-// zombie wrote.
+// (tableState.known): what the table held when the partition came to this copy, moved by the
+// copy's own commits since (settle). A copy that lost the partition meanwhile (a zombie)
+// finds the new owner's offsets in any table the new owner committed since, and fails; the
+// new owner, finding a zombie's commit, fails too, and its next run drops what the zombie
+// wrote.
 func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp component.Commit) error {
 	s.mu.Lock()
+	s.settle(cp)
 	own := cp.OwnRecord(s.own)
 	expects := make([]schemas.Offsets, len(todo))
 	for i, ts := range todo {
@@ -52,8 +60,44 @@ func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp componen
 		s.marked = todo[len(todo)-1].name
 		s.own = own
 	}
-	s.lastNext = cp.Next.Clone()
+	s.lastNext, s.reloads = cp.Next.Clone(), nil
 	return nil
+}
+
+// settle sets, before the first commit after partitions came to this copy, what the copy
+// knows each table holds of them; under sink.mu. A partition came to it when the commit
+// starts it elsewhere than the copy's last commit left it (cp.From is then where the
+// rebalance started it: the offset the Reload that gave it returned). What the tables held
+// is taken from the earliest Reload since the last commit that returned that offset: a
+// later one may have read a zombie's commit, which the writers did not drop.
+func (s *sink) settle(cp component.Commit) {
+	for src, parts := range cp.From {
+		for p, from := range parts {
+			if last, ok := s.lastNext.Get(src, p); ok && last == from {
+				continue // kept since the last commit
+			}
+			i := slices.IndexFunc(s.reloads, func(r reloaded) bool {
+				n, ok := r.next.Get(src, p)
+				return ok && n == from
+			})
+			if i < 0 {
+				continue
+			}
+			for name, ts := range s.tables {
+				held, ok := s.reloads[i].tables[name]
+				if !ok {
+					continue // not a table then: prepared since, from its history (adoptRouted)
+				}
+				known := ts.known.Clone()
+				if v, ok := held.Get(src, p); ok {
+					known.Set(src, p, v)
+				} else {
+					known.Delete(src, p)
+				}
+				ts.known = known
+			}
+		}
+	}
 }
 
 // expectFor returns what the table of ts must hold of each partition cp moved; under sink.mu.
@@ -64,7 +108,7 @@ func expectFor(ts *tableState, cp component.Commit) schemas.Offsets {
 	out := schemas.Offsets{}
 	for src, parts := range cp.Moved() {
 		for p := range parts {
-			if v, ok := ts.covered.Get(src, p); ok {
+			if v, ok := ts.known.Get(src, p); ok {
 				out.Set(src, p, v)
 			}
 		}
@@ -74,46 +118,23 @@ func expectFor(ts *tableState, cp component.Commit) schemas.Offsets {
 
 // recordRouted notes what ts holds after this copy committed cp to it; under sink.mu.
 func recordRouted(ts *tableState, cp component.Commit, tc *tableCommit) {
-	covered := ts.covered.Clone()
+	known, covered := ts.known.Clone(), ts.covered.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {
 			if v, ok := tc.expect.Get(src, p); ok {
 				next = max(next, v)
 			}
-			covered.Set(src, p, next)
+			known.Set(src, p, next)
+			covered.Set(src, p, max(next, offsetOr(covered, src, p)))
 		}
 	}
-	ts.covered = covered // replaced, never changed: writers read it without the lock
+	ts.known, ts.covered = known, covered // replaced, never changed: writers read covered unlocked
 }
 
-// refreshCovered takes, at a rebalance, what the table rt holds of the partitions that may have
-// come to this copy: those whose offset in the merged checkpoint next is not where this
-// copy's last commit left them (lastNext), and those the checkpoint lacks. The partitions
-// this copy kept keep what it knows: a copy that lost one of them without knowing it may
-// have committed since, and adopting its offsets would hide it from the next commit's
-// comparison while the writers hold rows it also wrote. Under sink.mu.
-func refreshCovered(ts *tableState, rt routedTable, next, lastNext schemas.Offsets) {
-	kept := func(src string, p int32) bool {
-		n, ok := next.Get(src, p)
-		last, lastOK := lastNext.Get(src, p)
-		return ok && lastOK && n == last
-	}
-	covered := ts.covered.Clone()
-	for src, parts := range rt.newest.offsets {
-		for p, v := range parts {
-			if !kept(src, p) {
-				covered.Set(src, p, v)
-			}
-		}
-	}
-	for src, parts := range ts.covered {
-		for p := range parts {
-			if _, ok := rt.newest.offsets.Get(src, p); !ok && !kept(src, p) {
-				covered.Delete(src, p)
-			}
-		}
-	}
-	ts.covered, ts.tbl = covered, rt.tbl // replaced, never changed: writers read it unlocked
+// offsetOr returns o's offset of src and p, or 0.
+func offsetOr(o schemas.Offsets, src string, p int32) int64 {
+	v, _ := o.Get(src, p)
+	return v
 }
 
 // coveredOf returns the offsets below which ts holds every row already (routing).
@@ -121,4 +142,17 @@ func (s *sink) coveredOf(ts *tableState) schemas.Offsets {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ts.covered
+}
+
+// foundRouted is what Open or a Reload found: the checkpoint cp it returns and the offsets of
+// tables as just read.
+func foundRouted(cp *component.Checkpoint, tables map[string]*tableState) reloaded {
+	r := reloaded{next: schemas.Offsets{}, tables: map[string]schemas.Offsets{}}
+	if cp != nil {
+		r.next = cp.Next.Clone()
+	}
+	for name, ts := range tables {
+		r.tables[name] = ts.covered
+	}
+	return r
 }

@@ -130,3 +130,62 @@ func TestRoutingCopies(t *testing.T) {
 		t.Errorf("a new copy c opened at %+v, want partition 0 at 70 and 1 at 60", cp)
 	}
 }
+
+// TestRoutingZombieBetweenReloads: copy b is given partition 0 and writes rows of it; a, a
+// zombie, commits the same rows to its first table and dies; then another rebalance has b
+// reload before it commits. b's commit must still be refused (it expects what the tables
+// held when it got the partition, not after the zombie's commit, since its writers did not
+// drop the zombie's rows), and its next run drops what the zombie wrote.
+func TestRoutingZombieBetweenReloads(t *testing.T) {
+	ctx := context.Background()
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "zombie", lanes: 2}
+	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
+	off := func(next int64) schemas.Offsets { return schemas.Offsets{testSource: {0: next}} }
+	commit := func(s *sink, e uint64, next, from int64) error {
+		h.flush(s, e)
+		return s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: off(next)}, From: off(from)})
+	}
+	a, b := build(), build()
+	h.open(a, "a")
+	h.open(b, "b")
+	defer func() { a.Close(ctx); b.Close(ctx) }()
+	h.write(a, routeSchema, 0, 0, 30, countryRow)
+	if err := commit(a, 1, 30, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Reload(ctx); err != nil { // b is given partition 0 at 30
+		t.Fatal(err)
+	}
+	h.write(b, routeSchema, 0, 30, 45, countryRow)
+	// The zombie's commit comes first, and a dies after its first table: the epoch is not
+	// complete, so the checkpoint still starts partition 0 at 30.
+	h.write(a, routeSchema, 0, 30, 40, countryRow)
+	a.hook = func(step string) error {
+		if step == stepSent {
+			return errors.New("crash")
+		}
+		return nil
+	}
+	if err := commit(a, 2, 40, 30); err == nil {
+		t.Fatal("the zombie's crashed commit succeeded")
+	}
+	if _, err := b.Reload(ctx); err != nil { // another rebalance
+		t.Fatal(err)
+	}
+	var conflict *OffsetConflictError
+	if err := commit(b, 1, 45, 30); !errors.As(err, &conflict) {
+		t.Fatalf("b's commit after the zombie's: got %v, want an offset conflict", err)
+	}
+	b.Close(ctx)
+	b = build()
+	cp := h.open(b, "b")
+	if cp == nil || cp.Next[testSource][0] != 30 {
+		t.Fatalf("b reopened at %+v, want partition 0 at 30", cp)
+	}
+	h.write(b, routeSchema, 0, 30, 45, countryRow) // the first table drops what a wrote
+	if err := commit(b, cp.Epoch+1, 45, 30); err != nil {
+		t.Fatal(err)
+	}
+	checkRouted(t, w, 45)
+}

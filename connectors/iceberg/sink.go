@@ -46,9 +46,11 @@ type sink struct {
 	pipeline string
 	instance string
 	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
-	// own is, routed, this copy's own record as of its newest complete epoch, and lastNext
-	// the offsets of its last commit (refreshCovered).
+	// own is, routed, this copy's own record as of its newest complete epoch, lastNext the
+	// offsets of its last commit, and reloads what Open and the Reloads since that commit
+	// found (route_commit.go).
 	own, lastNext schemas.Offsets
+	reloads       []reloaded
 	writers       map[int]*laneWriter
 
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
@@ -68,12 +70,14 @@ type tableState struct {
 	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
 	changes map[uint64][]changes
 	// covered are, with routing, the table's own committed offsets (how far it holds each
-	// partition's rows) as this copy knows them: read at Open, at the Reload that gave it a
-	// partition, and moved by its own commits. The runner resumes every table from the oldest
-	// complete epoch, and the writers drop the rows this table already holds; a commit that
-	// moves a partition must still find them in the table (route_commit.go). It is replaced,
-	// never changed: writers read it unlocked.
+	// partition's rows) as of Open, the last Reload or this copy's last commit to it: the
+	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
+	// this table already holds. It is replaced, never changed: writers read it unlocked.
 	covered schemas.Offsets
+	// known are, with routing, the table's offsets as this copy knows them: read when a
+	// partition came to it and moved by its own commits since. A commit that moves a
+	// partition must still find them in the table (route_commit.go).
+	known schemas.Offsets
 	// nextExpiry is when maintain may expire snapshots next.
 	nextExpiry time.Time
 }
@@ -137,7 +141,10 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cat, s.tables, s.marked, s.own, s.lastNext = cat, tables, "", nil, nil
+	s.cat, s.tables, s.marked, s.own, s.lastNext, s.reloads = cat, tables, "", nil, nil, nil
+	if s.plan.route != nil {
+		s.reloads = []reloaded{foundRouted(cp, tables)}
+	}
 	if mark != nil {
 		s.marked, s.own = mark.table.name, mark.st.own.Clone()
 	}
