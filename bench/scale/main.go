@@ -293,9 +293,10 @@ func pipelineYAML(addr, dir string, o options) string {
   transforms:
     - type: MapToFields
       config:
+        language: python
         append: true
         fields:
-          bucket: id %% 4
+          bucket: "0 if id %% 10 < 6 else 1 if id %% 10 < 9 else 3 if id %% 1000 == 999 else 2"
 %soptions:
   name: scale
   checkpoint_interval: %s

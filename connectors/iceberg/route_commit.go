@@ -20,6 +20,9 @@ type tableCommit struct {
 	expect schemas.Offsets
 }
 
+// maxReloads is how many Reloads a sink keeps for settle.
+const maxReloads = 16
+
 // reloaded is what a Reload (or Open) found: the checkpoint's offsets it returned, and what
 // each routed table held then (the tables' offsets, by table name).
 type reloaded struct {
@@ -60,7 +63,7 @@ func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp componen
 		s.marked = todo[len(todo)-1].name
 		s.own = own
 	}
-	s.lastNext, s.reloads = cp.Next.Clone(), nil
+	s.lastNext = cp.Next.Clone()
 	return nil
 }
 
@@ -68,8 +71,11 @@ func (s *sink) commitRouted(ctx context.Context, todo []*tableState, cp componen
 // knows each table holds of them; under sink.mu. A partition came to it when the commit
 // starts it elsewhere than the copy's last commit left it (cp.From is then where the
 // rebalance started it: the offset the Reload that gave it returned). What the tables held
-// is taken from the earliest Reload since the last commit that returned that offset: a
-// later one may have read a zombie's commit, which the writers did not drop.
+// is taken from the earliest Reload kept (maxReloads) that returned that offset: a later one
+// may have read a zombie's commit, which the writers did not drop, and an earlier one that
+// returned the same offset can only hold the same or lower offsets (a false conflict, never
+// a duplicate). The Reloads are kept across commits: the runner may commit an epoch it cut
+// before a Reload after it, which does not yet start the partition there.
 func (s *sink) settle(cp component.Commit) {
 	for src, parts := range cp.From {
 		for p, from := range parts {

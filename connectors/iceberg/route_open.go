@@ -188,6 +188,7 @@ func (s *sink) reloadRouted(ctx context.Context, cat catalog.Catalog, pipeline, 
 	}
 	s.mu.Lock()
 	s.reloads = append(s.reloads, foundRouted(cp, tables))
+	s.reloads = s.reloads[max(len(s.reloads)-maxReloads, 0):]
 	s.mu.Unlock()
 	return cp, nil
 }

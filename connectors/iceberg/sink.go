@@ -47,8 +47,8 @@ type sink struct {
 	instance string
 	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
 	// own is, routed, this copy's own record as of its newest complete epoch, lastNext the
-	// offsets of its last commit, and reloads what Open and the Reloads since that commit
-	// found (route_commit.go).
+	// offsets of its last commit, and reloads what Open and the last Reloads found
+	// (route_commit.go).
 	own, lastNext schemas.Offsets
 	reloads       []reloaded
 	writers       map[int]*laneWriter
