@@ -192,6 +192,16 @@ func run(o options) error {
 		return err
 	}
 	missing, dups, foreign := compareIDs(in, out)
+	if missing > 0 {
+		var some []int64
+		for id := range in {
+			if out[id] == 0 {
+				some = append(some, id)
+			}
+		}
+		slices.Sort(some)
+		fmt.Printf("missing ids (first 40; partition = id %% %d): %v\n", o.partitions, some[:min(len(some), 40)])
+	}
 	fmt.Printf("exactly once: %d input records, %d missing, %d duplicated, %d unknown in the output\n", len(in), missing, dups, foreign)
 	if missing+dups+foreign > 0 {
 		return fmt.Errorf("the output does not hold every input record exactly once")
@@ -636,12 +646,13 @@ func (g *group) stopAll() {
 	}
 }
 
-// drain runs one copy to the end of the input (--stop-at-end).
+// drain runs one copy to the end of the input (--stop-at-end); its log is drain.log.
 func drain(ctx context.Context, o options, pipeline string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	progress("draining the input with one copy")
 	out, err := exec.CommandContext(ctx, o.sluice, "run", pipeline, "--stop-at-end", "--instance", "c0").CombinedOutput()
+	_ = os.WriteFile(filepath.Join(filepath.Dir(pipeline), "drain.log"), out, 0o644)
 	if err != nil {
 		return fmt.Errorf("the final drain: %w\n%s", err, out)
 	}
