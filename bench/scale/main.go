@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -175,6 +176,12 @@ func run(o options) error {
 	// Exactly once: the copies stop, one drains what is left, and the output must hold every
 	// input record once.
 	g.stopAll()
+	// A copy that stopped without leaving the group (a crash, or a leave refused while it
+	// stopped) keeps its partitions until its session expires, and a drain that joins before
+	// would reach the end of the others only.
+	if err := waitGroupEmpty(ctx, addr, o.session+10*time.Second); err != nil {
+		return err
+	}
 	if err := drain(ctx, o, pipeline); err != nil {
 		return err
 	}
@@ -643,6 +650,27 @@ func (g *group) stopAll() {
 		case <-time.After(time.Minute):
 			progress("copy %s did not stop within a minute of SIGTERM", n)
 		}
+	}
+}
+
+// waitGroupEmpty waits until the consumer group has no member.
+func waitGroupEmpty(ctx context.Context, addr string, timeout time.Duration) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(timeout)
+	for {
+		groups, err := adm.DescribeGroups(ctx, "scale")
+		if err == nil && len(groups["scale"].Members) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the consumer group still has members %s after every copy stopped (%v)", timeout, err)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
