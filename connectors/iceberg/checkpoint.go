@@ -256,16 +256,18 @@ func (e *OffsetConflictError) Error() string {
 }
 
 // casMerge checks cp against the table's stored offsets (compare-and-set): every partition cp
-// moved must hold in the table what expect says (cp.From, or with routing what this copy
-// knows the table holds), and returns the offsets to store: the table's, with cp's moved
-// partitions updated (never below what the table held). A checkpoint without From (a caller
-// that does not track where epochs start) is not checked.
-func casMerge(tableName string, have schemas.Offsets, cp component.Commit, expect schemas.Offsets) (schemas.Offsets, error) {
+// moved must hold in the table what expect says (cp.From; with routing only the partitions
+// of checked, against what the writers wrote under), and returns the offsets to store: the
+// table's, with cp's moved partitions updated (never below what the table held). A checkpoint
+// without From (a caller that does not track where epochs start) is not checked.
+func casMerge(tableName string, have schemas.Offsets, cp component.Commit, expect, checked schemas.Offsets) (schemas.Offsets, error) {
 	merged := have.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {
-			if cp.From == nil {
-				merged.Set(src, p, next)
+			_, check := checked.Get(src, p)
+			if cp.From == nil || checked != nil && !check {
+				cur, _ := have.Get(src, p)
+				merged.Set(src, p, max(next, cur))
 				continue
 			}
 			from, fromOK := expect.Get(src, p)

@@ -164,11 +164,11 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	if st != nil {
 		have = st.offsets
 	}
-	expect := cp.From
+	expect, checked := cp.From, schemas.Offsets(nil)
 	if tc != nil {
-		expect = tc.expect
+		expect, checked = tc.expect, tc.checked
 	}
-	merged, err := casMerge(name, have, cp, expect)
+	merged, err := casMerge(name, have, cp, expect, checked)
 	if err != nil {
 		return nil, err
 	}

@@ -189,3 +189,52 @@ func TestRoutingZombieBetweenReloads(t *testing.T) {
 	}
 	checkRouted(t, w, 45)
 }
+
+// TestRoutingPartialEpochHandOver: copy a dies after the first table of an epoch, so that
+// table is ahead of a's complete mark; b, which reloaded before and reloads again when it is
+// given the partition, writes from the mark on. Its commit must go through (no false
+// conflict with the partial epoch), and every table hold each row once.
+func TestRoutingPartialEpochHandOver(t *testing.T) {
+	ctx := context.Background()
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "partial", lanes: 2}
+	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
+	off := func(next int64) schemas.Offsets { return schemas.Offsets{testSource: {0: next}} }
+	commit := func(s *sink, e uint64, next, from int64) error {
+		h.flush(s, e)
+		return s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: off(next)}, From: off(from)})
+	}
+	a, b := build(), build()
+	h.open(a, "a")
+	h.open(b, "b")
+	defer func() { a.Close(ctx); b.Close(ctx) }()
+	h.write(a, routeSchema, 0, 0, 30, countryRow)
+	if err := commit(a, 1, 30, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Reload(ctx); err != nil { // a rebalance that gives b other partitions
+		t.Fatal(err)
+	}
+	h.write(a, routeSchema, 0, 30, 45, countryRow)
+	a.hook = func(step string) error {
+		if step == stepSent {
+			return errors.New("crash")
+		}
+		return nil
+	}
+	if err := commit(a, 2, 45, 30); err == nil {
+		t.Fatal("a's crashed commit succeeded")
+	}
+	cp, err := b.Reload(ctx) // a's session expires: b is given partition 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cp.Next[testSource][0]; got != 30 {
+		t.Fatalf("b reloaded partition 0 at %d, want a's complete mark at 30", got)
+	}
+	h.write(b, routeSchema, 0, 30, 60, countryRow) // the first table drops what a wrote
+	if err := commit(b, 1, 60, 30); err != nil {
+		t.Fatalf("b's commit after a's partial epoch: %v", err)
+	}
+	checkRouted(t, w, 60)
+}

@@ -139,7 +139,7 @@ func (s *sink) openRouted(ctx context.Context, cat catalog.Catalog, pipeline, in
 			return nil, nil, nil, err
 		}
 		ts.last = rt.ownEpoch
-		ts.covered, ts.known = rt.newest.offsets.Clone(), rt.newest.offsets.Clone()
+		ts.covered = rt.newest.offsets.Clone()
 		tables[rt.name] = ts
 	}
 	return tables, cp, mark, nil
@@ -165,15 +165,13 @@ func (s *sink) readRoutedCheckpoint(ctx context.Context, cat catalog.Catalog, pi
 }
 
 // reloadRouted reads, at a rebalance, what each routed table holds (tableState.covered: the
-// rows the writers drop) and returns the merged checkpoint. What the copy expects of the
-// tables at its next commit is settled then, from this Reload or an earlier one (settle).
-// Tables another copy created since are prepared.
+// rows the writers drop) and returns the merged checkpoint. Tables another copy created
+// since are prepared.
 func (s *sink) reloadRouted(ctx context.Context, cat catalog.Catalog, pipeline, instance string) (*component.Checkpoint, error) {
 	cp, found, _, err := s.routedCheckpoint(ctx, cat, pipeline, instance)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
-	tables := map[string]*tableState{}
 	for _, rt := range found {
 		ts, err := s.tableFor(ctx, rt.name)
 		if err != nil {
@@ -184,12 +182,7 @@ func (s *sink) reloadRouted(ctx context.Context, cat catalog.Catalog, pipeline, 
 		// it was read from, so that the next commit compares against the same state.
 		ts.covered, ts.tbl = rt.newest.offsets.Clone(), rt.tbl
 		s.mu.Unlock()
-		tables[rt.name] = ts
 	}
-	s.mu.Lock()
-	s.reloads = append(s.reloads, foundRouted(cp, tables))
-	s.reloads = s.reloads[max(len(s.reloads)-maxReloads, 0):]
-	s.mu.Unlock()
 	return cp, nil
 }
 
@@ -203,6 +196,6 @@ func (s *sink) adoptRouted(ts *tableState) error {
 	if err != nil || rt.newest == nil {
 		return err
 	}
-	ts.last, ts.covered, ts.known = rt.ownEpoch, rt.newest.offsets.Clone(), rt.newest.offsets.Clone()
+	ts.last, ts.covered = rt.ownEpoch, rt.newest.offsets.Clone()
 	return nil
 }

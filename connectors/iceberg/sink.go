@@ -46,11 +46,8 @@ type sink struct {
 	pipeline string
 	instance string
 	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
-	// own is, routed, this copy's own record as of its newest complete epoch, lastNext the
-	// offsets of its last commit, and reloads what Open and the last Reloads found
-	// (route_commit.go).
-	own, lastNext schemas.Offsets
-	reloads       []reloaded
+	// own is, routed, this copy's own record as of its newest complete epoch.
+	own schemas.Offsets
 	writers       map[int]*laneWriter
 
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
@@ -74,10 +71,10 @@ type tableState struct {
 	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
 	// this table already holds. It is replaced, never changed: writers read it unlocked.
 	covered schemas.Offsets
-	// known are, with routing, the table's offsets as this copy knows them: read when a
-	// partition came to it and moved by its own commits since. A commit that moves a
-	// partition must still find them in the table (route_commit.go).
-	known schemas.Offsets
+	// wrote are, with routing, by epoch not committed, the offset of covered under which the
+	// writers wrote each partition's first rows to the table (noOffset: none). A commit must
+	// still find them in the table (route_commit.go).
+	wrote map[uint64]schemas.Offsets
 	// nextExpiry is when maintain may expire snapshots next.
 	nextExpiry time.Time
 }
@@ -141,10 +138,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cat, s.tables, s.marked, s.own, s.lastNext, s.reloads = cat, tables, "", nil, nil, nil
-	if s.plan.route != nil {
-		s.reloads = []reloaded{foundRouted(cp, tables)}
-	}
+	s.cat, s.tables, s.marked, s.own = cat, tables, "", nil
 	if mark != nil {
 		s.marked, s.own = mark.table.name, mark.st.own.Clone()
 	}
