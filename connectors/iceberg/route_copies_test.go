@@ -138,14 +138,7 @@ func TestRoutingCopies(t *testing.T) {
 // drop the zombie's rows), and its next run drops what the zombie wrote.
 func TestRoutingZombieBetweenReloads(t *testing.T) {
 	ctx := context.Background()
-	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "zombie", lanes: 2}
-	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
-	off := func(next int64) schemas.Offsets { return schemas.Offsets{testSource: {0: next}} }
-	commit := func(s *sink, e uint64, next, from int64) error {
-		h.flush(s, e)
-		return s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: off(next)}, From: off(from)})
-	}
+	w, h, build, commit := twoCopies(t, "zombie")
 	a, b := build(), build()
 	h.open(a, "a")
 	h.open(b, "b")
@@ -196,14 +189,7 @@ func TestRoutingZombieBetweenReloads(t *testing.T) {
 // conflict with the partial epoch), and every table hold each row once.
 func TestRoutingPartialEpochHandOver(t *testing.T) {
 	ctx := context.Background()
-	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "partial", lanes: 2}
-	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
-	off := func(next int64) schemas.Offsets { return schemas.Offsets{testSource: {0: next}} }
-	commit := func(s *sink, e uint64, next, from int64) error {
-		h.flush(s, e)
-		return s.Commit(ctx, component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: off(next)}, From: off(from)})
-	}
+	w, h, build, commit := twoCopies(t, "partial")
 	a, b := build(), build()
 	h.open(a, "a")
 	h.open(b, "b")
@@ -237,4 +223,18 @@ func TestRoutingPartialEpochHandOver(t *testing.T) {
 		t.Fatalf("b's commit after a's partial epoch: %v", err)
 	}
 	checkRouted(t, w, 60)
+}
+
+// twoCopies is the warehouse, harness and routed sinks of a test of copies writing partition 0:
+// build makes a copy's sink, commit flushes and commits its epoch e from one offset to another.
+func twoCopies(t *testing.T, pipeline string) (warehouse, harness, func() *sink, func(s *sink, e uint64, next, from int64) error) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: pipeline, lanes: 2}
+	build := func() *sink { return w.build(routeSchema, "db.events_{country}", "drop: [country]") }
+	off := func(next int64) schemas.Offsets { return schemas.Offsets{testSource: {0: next}} }
+	commit := func(s *sink, e uint64, next, from int64) error {
+		h.flush(s, e)
+		return s.Commit(context.Background(), component.Commit{Checkpoint: component.Checkpoint{Pipeline: h.pipeline, Epoch: e, Next: off(next)}, From: off(from)})
+	}
+	return w, h, build, commit
 }

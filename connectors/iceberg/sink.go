@@ -47,8 +47,8 @@ type sink struct {
 	instance string
 	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
 	// own is, routed, this copy's own record as of its newest complete epoch.
-	own schemas.Offsets
-	writers       map[int]*laneWriter
+	own     schemas.Offsets
+	writers map[int]*laneWriter
 
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
 	// there, as a crash would.
