@@ -366,6 +366,12 @@ func produce(ctx context.Context, addr string, o options, start time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
+			// Every record produced is in the topic before the drain lists its ends.
+			fctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := cl.Flush(fctx); err != nil {
+				progress("producer: flushing: %v", err)
+			}
 			return
 		case <-tick.C:
 		}
@@ -373,7 +379,7 @@ func produce(ctx context.Context, addr string, o options, start time.Time) {
 		for ; id < due; id++ {
 			p := int32(id % int64(o.partitions))
 			v := fmt.Sprintf(`{"id":%d,"p":%d,"ts":%d,"pad":%q}`, id, p, time.Since(start).Milliseconds(), pad)
-			cl.Produce(ctx, &kgo.Record{Topic: inTopic, Partition: p, Value: []byte(v)}, nil)
+			cl.Produce(context.Background(), &kgo.Record{Topic: inTopic, Partition: p, Value: []byte(v)}, nil)
 		}
 	}
 }
