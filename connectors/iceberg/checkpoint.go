@@ -27,6 +27,10 @@ const (
 	// keyComplete marks, with routing, the last table committed for an epoch: every routed
 	// table holds its rows of the epochs up to it.
 	keyComplete = "sluice.complete"
+	// keyOwn holds, with routing, the copy's own record (Commit.OwnRecord): per partition
+	// the offset of the last complete epoch in which this copy moved it. keyOffsets holds the
+	// table's own offsets there (what the table holds of each partition).
+	keyOwn = "sluice.own"
 	// The lineage of the commit (component.Lineage): which spec, sluice version and git
 	// commit of the pipeline file wrote it, and the spec's shape for upgrade checks.
 	keySpecHash  = "sluice.spec-hash"
@@ -43,6 +47,7 @@ type stored struct {
 	epoch      uint64
 	commit     string
 	offsets    schemas.Offsets
+	own        schemas.Offsets // routing: the copy's own record (keyOwn), or offsets when absent
 	state      []byte
 	complete   bool
 	lineage    *component.Lineage
@@ -114,6 +119,13 @@ func parseStored(snap table.Snapshot) (stored, error) {
 	if err := json.Unmarshal([]byte(p[keyOffsets]), &st.offsets); err != nil {
 		return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyOffsets, err)
 	}
+	st.own = st.offsets // a routed commit of an older sluice: one copy, the whole map
+	if o := p[keyOwn]; o != "" {
+		st.own = nil
+		if err := json.Unmarshal([]byte(o), &st.own); err != nil {
+			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyOwn, err)
+		}
+	}
 	if s := p[keyState]; s != "" {
 		if err := json.Unmarshal([]byte(s), &st.state); err != nil {
 			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyState, err)
@@ -121,6 +133,16 @@ func parseStored(snap table.Snapshot) (stored, error) {
 	}
 	st.lineage = getLineage(p)
 	return st, nil
+}
+
+// putOwn records a copy's own record (keyOwn).
+func putOwn(p iceberg.Properties, own schemas.Offsets) error {
+	b, err := json.Marshal(own)
+	if err != nil {
+		return fmt.Errorf("encode the copy's offsets: %w", err)
+	}
+	p[keyOwn] = string(b)
+	return nil
 }
 
 // putLineage records l in a snapshot's properties.
@@ -233,18 +255,22 @@ func (e *OffsetConflictError) Error() string {
 		e.Table, e.Epoch, e.Source, e.Partition, show(e.Want), show(e.Have))
 }
 
-// casMerge checks cp against the table's stored offsets (compare-and-set) and returns the
-// offsets to store: the table's, with cp's moved partitions updated. A checkpoint without
-// From (a caller that does not track where epochs start) is not checked.
-func casMerge(tableName string, have schemas.Offsets, cp component.Commit) (schemas.Offsets, error) {
+// casMerge checks cp against the table's stored offsets (compare-and-set): every partition cp
+// moved must hold in the table what expect says (cp.From; with routing only the partitions
+// of checked, against what the writers wrote under), and returns the offsets to store: the
+// table's, with cp's moved partitions updated (never below what the table held). A checkpoint
+// without From (a caller that does not track where epochs start) is not checked.
+func casMerge(tableName string, have schemas.Offsets, cp component.Commit, expect, checked schemas.Offsets) (schemas.Offsets, error) {
 	merged := have.Clone()
 	for src, parts := range cp.Moved() {
 		for p, next := range parts {
-			if cp.From == nil {
-				merged.Set(src, p, next)
+			_, check := checked.Get(src, p)
+			if cp.From == nil || checked != nil && !check {
+				cur, _ := have.Get(src, p)
+				merged.Set(src, p, max(next, cur))
 				continue
 			}
-			from, fromOK := cp.From.Get(src, p)
+			from, fromOK := expect.Get(src, p)
 			cur, curOK := have.Get(src, p)
 			if fromOK != curOK || from != cur {
 				e := &OffsetConflictError{Table: tableName, Source: src, Partition: p, Epoch: cp.Epoch, Want: -1, Have: -1}
@@ -256,7 +282,7 @@ func casMerge(tableName string, have schemas.Offsets, cp component.Commit) (sche
 				}
 				return nil, e
 			}
-			merged.Set(src, p, next)
+			merged.Set(src, p, max(from, next))
 		}
 	}
 	return merged, nil

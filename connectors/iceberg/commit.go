@@ -56,21 +56,16 @@ func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	if cp.Pipeline != pipeline {
 		return fmt.Errorf("%s: commit for pipeline %q, opened for %q", s.what, cp.Pipeline, pipeline)
 	}
-	routed := s.plan.route != nil
-	if routed {
-		// A routed table records the whole offset map: it is not compared (one copy only),
-		// since a table that had no rows for a while holds older offsets.
-		cp.From = nil
-	}
-	for i, ts := range todo {
-		if err := s.commitTable(ctx, ts, cp, routed && i == len(todo)-1); err != nil {
+	if s.plan.route != nil {
+		if err := s.commitRouted(ctx, todo, cp); err != nil {
 			return err
 		}
-	}
-	if routed && len(todo) > 0 {
-		s.mu.Lock()
-		s.marked = todo[len(todo)-1].name
-		s.mu.Unlock()
+	} else {
+		for _, ts := range todo {
+			if err := s.commitTable(ctx, ts, cp, nil); err != nil {
+				return err
+			}
+		}
 	}
 	for _, ts := range todo {
 		s.maintain(ctx, ts, pipeline)
@@ -93,7 +88,7 @@ func hasSealed(ts *tableState, epoch uint64) bool {
 // pinned: when the table moved meanwhile, the commit is rebuilt on the new state, its
 // offsets checked again (compare-and-set) and sent again. A commit already in the table's
 // history is not sent again.
-func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Commit, complete bool) error {
+func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Commit, tc *tableCommit) error {
 	_, tbl, err := s.current(ts)
 	if err != nil {
 		return err
@@ -107,7 +102,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 			return fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 		}
 		if done {
-			s.committed(ts, cp.Epoch, nil)
+			s.committed(ts, cp.Epoch, nil, cp, tc)
 			return nil
 		}
 	}
@@ -136,13 +131,13 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 			if found, err := findCommit(tbl.Metadata(), pipeline, commitID); err != nil {
 				return fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 			} else if found {
-				s.committed(ts, cp.Epoch, tbl)
+				s.committed(ts, cp.Epoch, tbl, cp, tc)
 				return nil
 			}
 		}
-		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, deletes, instance, commitID, complete)
+		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, deletes, instance, commitID, tc)
 		if err == nil {
-			s.committed(ts, cp.Epoch, next)
+			s.committed(ts, cp.Epoch, next, cp, tc)
 			return nil
 		}
 		var conflict *OffsetConflictError
@@ -159,8 +154,9 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 var errHook = errors.New("stopped by the test hook")
 
 // commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot:
-// an append of files, or with equality deletes (upserts) a row delta of both.
-func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files, deletes []iceberg.DataFile, instance, commitID string, complete bool) (*table.Table, error) {
+// an append of files, or with equality deletes (upserts) a row delta of both. tc is, with
+// routing, what the table must hold and the copy's own record; nil without.
+func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files, deletes []iceberg.DataFile, instance, commitID string, tc *tableCommit) (*table.Table, error) {
 	st, err := latest(tbl.Metadata(), cp.Pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
@@ -169,11 +165,18 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	if st != nil {
 		have = st.offsets
 	}
-	merged, err := casMerge(name, have, cp)
+	expect, checked := cp.From, schemas.Offsets(nil)
+	if tc != nil {
+		expect, checked = tc.expect, tc.checked
+	}
+	merged, err := casMerge(name, have, cp, expect, checked)
 	if err != nil {
 		return nil, err
 	}
-	props, err := summaryProps(cp.Checkpoint, instance, commitID, merged, complete)
+	props, err := summaryProps(cp.Checkpoint, instance, commitID, merged, tc != nil && tc.complete)
+	if err == nil && tc != nil {
+		err = putOwn(props, tc.own)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -56,21 +56,12 @@ func (s *sink) maintain(ctx context.Context, ts *tableState, pipeline string) {
 // newest complete epoch keeps the snapshot that marks it. iceberg-go deletes the files only
 // the expired snapshots used (manifest lists, manifests, data files a compaction replaced).
 func (s *sink) expire(ctx context.Context, ts *tableState, tbl *table.Table, pipeline string, age time.Duration) error {
-	s.mu.Lock()
-	needMark := s.plan.route != nil && s.marked == ts.name
-	s.mu.Unlock()
 	meta := tbl.Metadata()
 	cur := meta.CurrentSnapshot()
 	if cur == nil {
 		return nil
 	}
-	depth := -1
-	for i, snap := range table.AncestorsOf(cur.SnapshotID, meta.SnapshotByID) {
-		if p := snap.Summary; p != nil && p.Properties[keyPipeline] == pipeline && (!needMark || p.Properties[keyComplete] == "true") {
-			depth = i
-			break
-		}
-	}
+	depth := keepDepth(meta, cur.SnapshotID, pipeline, s.plan.route != nil)
 	if depth < 0 {
 		return nil // the checkpoint is not on the main branch's history: expire nothing
 	}
@@ -95,4 +86,30 @@ func expireKeeping(ctx context.Context, tbl *table.Table, age time.Duration, kee
 		return nil, err
 	}
 	return txn.Commit(ctx)
+}
+
+// keepDepth returns how many snapshots back from cur the history must reach: to the
+// pipeline's newest commit and, with routing, to every copy's newest complete mark in the
+// table (a copy's own record is read from its newest mark, wherever it is; a mark that is
+// not the copy's newest one anywhere is kept too, which costs a few snapshots). -1 when the
+// pipeline has no commit on the main branch.
+func keepDepth(meta table.Metadata, cur int64, pipeline string, routed bool) int {
+	depth, newest := -1, false
+	marked := map[string]bool{}
+	for i, snap := range table.AncestorsOf(cur, meta.SnapshotByID) {
+		p := snap.Summary
+		if p == nil || p.Properties[keyPipeline] != pipeline {
+			continue
+		}
+		if !newest {
+			newest, depth = true, i
+		}
+		if !routed {
+			break
+		}
+		if inst := p.Properties[keyInstance]; p.Properties[keyComplete] == "true" && !marked[inst] {
+			marked[inst], depth = true, i
+		}
+	}
+	return depth
 }

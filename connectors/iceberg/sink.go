@@ -46,8 +46,10 @@ type sink struct {
 	tables   map[string]*tableState // by name (db.events)
 	pipeline string
 	instance string
-	marked   string // routed: the table whose newest commit marks an epoch complete
-	writers  map[int]*laneWriter
+	marked   string // routed: the table whose newest commit of this copy marks an epoch complete
+	// own is, routed, this copy's own record as of its newest complete epoch.
+	own     schemas.Offsets
+	writers map[int]*laneWriter
 
 	// hook, when set (tests), is called at each step of Commit; an error stops the commit
 	// there, as a crash would.
@@ -57,7 +59,7 @@ type sink struct {
 }
 
 // tableState is one table the sink writes. Its fields are guarded by sink.mu, but nextExpiry
-// (commitMu) and covered (set at Open, read-only after).
+// (commitMu).
 type tableState struct {
 	name   string
 	ident  table.Identifier
@@ -70,10 +72,15 @@ type tableState struct {
 	retired []*writing
 	// changes are, for upserts, the lanes' flushed and not committed changes by epoch.
 	changes map[uint64][]changes
-	// covered are, with routing, the table's own committed offsets when the sink opened: the
+	// covered are, with routing, the table's own committed offsets (how far it holds each
+	// partition's rows) as of Open, the last Reload or this copy's last commit to it: the
 	// runner resumes every table from the oldest complete epoch, and the writers drop the rows
-	// this table already holds.
+	// this table already holds. It is replaced, never changed: writers read it unlocked.
 	covered schemas.Offsets
+	// wrote are, with routing, by epoch not committed, the offset of covered under which the
+	// writers wrote each partition's first rows to the table (noOffset: none). A commit must
+	// still find them in the table (route_commit.go).
+	wrote map[uint64]schemas.Offsets
 	// nextExpiry is when maintain may expire snapshots next.
 	nextExpiry time.Time
 }
@@ -126,16 +133,13 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.closeAll()
-	if s.plan.route != nil && info.Instance != "" {
-		return nil, fmt.Errorf("%s: routing by field (%s) cannot be shared by several copies of the pipeline (this is copy %q): read without a consumer group, or write one table", s.what, s.cfg.Table, info.Instance)
-	}
 	cat, err := openCatalog(ctx, s.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
 	tables := map[string]*tableState{}
 	var cp *component.Checkpoint
-	var marked string
+	var mark *routedMark
 	if s.plan.route == nil {
 		var ts *tableState
 		ts, cp, err = s.openTable(ctx, cat, info)
@@ -143,7 +147,7 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 			tables[ts.name] = ts
 		}
 	} else {
-		tables, cp, marked, err = s.openRouted(ctx, cat, info.Pipeline)
+		tables, cp, mark, err = s.openRouted(ctx, cat, info.Pipeline, info.Instance)
 	}
 	if err != nil {
 		_ = closeCatalog(cat)
@@ -151,7 +155,10 @@ func (s *sink) Open(ctx context.Context, info component.SinkInfo) (*component.Ch
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.cat, s.tables, s.marked = cat, tables, marked
+	s.cat, s.tables, s.marked, s.own = cat, tables, "", nil
+	if mark != nil {
+		s.marked, s.own = mark.table.name, mark.st.own.Clone()
+	}
 	s.pipeline, s.instance = info.Pipeline, info.Instance
 	s.writers = map[int]*laneWriter{}
 	return cp, nil
@@ -305,6 +312,9 @@ func (s *sink) tableFor(ctx context.Context, name string) (*tableState, error) {
 		return ts, nil
 	}
 	ts, err := s.prepare(ctx, cat, name)
+	if err == nil && s.plan.route != nil {
+		err = s.adoptRouted(ts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.what, err)
 	}
@@ -363,10 +373,14 @@ func (s *sink) pending(ts *tableState, epoch uint64) []iceberg.DataFile {
 	return out
 }
 
-// committed forgets the sealed files of ts for the epochs up to epoch and records the commit.
-func (s *sink) committed(ts *tableState, epoch uint64, tbl *table.Table) {
+// committed forgets the sealed files of ts for the epochs up to epoch and records the commit
+// (with routing, tc: what the table holds now).
+func (s *sink) committed(ts *tableState, epoch uint64, tbl *table.Table, cp component.Commit, tc *tableCommit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if tc != nil {
+		recordRouted(ts, cp, tc)
+	}
 	for e := range ts.sealed {
 		if e <= epoch {
 			delete(ts.sealed, e)
@@ -398,14 +412,13 @@ func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.mu.Lock()
-	cat, pipeline, ts := s.cat, s.pipeline, s.tables[s.cfg.Table]
+	cat, pipeline, instance, ts := s.cat, s.pipeline, s.instance, s.tables[s.cfg.Table]
 	s.mu.Unlock()
 	if cat == nil {
 		return nil, fmt.Errorf("%s: used before Open or after Close", s.what)
 	}
 	if s.plan.route != nil {
-		cp, _, _, err := s.routedCheckpoint(ctx, cat, pipeline)
-		return cp, err
+		return s.reloadRouted(ctx, cat, pipeline, instance)
 	}
 	tbl, err := s.refresh(ctx, ts)
 	if err != nil {

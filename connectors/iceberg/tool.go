@@ -196,7 +196,7 @@ func SinkTableStats(ctx context.Context, s component.Sink, pipeline string) (_ [
 		if err != nil {
 			return nil, true, err
 		}
-		tables, err := snk.routedTables(ctx, cat, pipeline)
+		tables, err := snk.routedTables(ctx, cat, pipeline, "") // the tables only: no copy reads its record here
 		_ = closeCatalog(cat)
 		if err != nil {
 			return nil, true, err

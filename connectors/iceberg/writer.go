@@ -50,9 +50,11 @@ type segment struct {
 
 // routed is the rows of a batch that go to one table.
 type routed struct {
-	ts   *tableState
-	rows []schemas.Row // projected (keep, drop, only)
-	idx  []int         // their indexes in the batch
+	ts      *tableState
+	covered schemas.Offsets           // with routing, the rows ts holds already (tableState.covered)
+	parts   map[schemas.Position]bool // with routing, the partitions of rows (offset 0)
+	rows    []schemas.Row             // projected (keep, drop, only)
+	idx     []int                     // their indexes in the batch
 }
 
 // Write converts the rows of b into Arrow records and hands them to the lane's open runs. A
@@ -155,15 +157,26 @@ func (w *laneWriter) route(ctx context.Context, b *schemas.Batch, errOut *compon
 			if err != nil {
 				return nil, nil, err
 			}
-			g = &routed{ts: ts}
+			g = &routed{ts: ts, covered: w.s.coveredOf(ts)}
 			byName[name] = g
 			groups = append(groups, g)
 		}
-		if i < len(b.Pos) && g.ts.covered.Covers(b.Pos[i]) {
-			continue
+		if i < len(b.Pos) && w.s.plan.route != nil {
+			if g.covered.Covers(b.Pos[i]) {
+				continue
+			}
+			if g.parts == nil {
+				g.parts = map[schemas.Position]bool{}
+			}
+			g.parts[schemas.Position{Source: b.Pos[i].Source, Partition: b.Pos[i].Partition}] = true
 		}
 		g.rows = append(g.rows, w.s.plan.project(row))
 		g.idx = append(g.idx, i)
+	}
+	for _, g := range groups {
+		if len(g.parts) > 0 {
+			w.s.noteWrote(g.ts, w.flushed+1, g.covered, g.parts)
+		}
 	}
 	return groups, errs, nil
 }
