@@ -276,6 +276,7 @@ func (w *laneWriter) writeParts(ctx context.Context, g *routed, wr *writing, b *
 			}
 			j := perr.Index
 			refuse(idx[j], perr)
+			err = nil // the group's other rows are written on
 			rows, idx = slices.Delete(rows, j, j+1), slices.Delete(idx, j, j+1)
 		}
 		pf.mu.Unlock()

@@ -7,11 +7,13 @@ import (
 	"iter"
 	"path"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -119,3 +121,42 @@ func TestDirectPartitionedFilesAsIcebergGoWrites(t *testing.T) {
 }
 
 func decodeLong(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }
+
+// TestDirectPartitionedBadRows: with error_handling, rows of a partitioned table whose value
+// does not fit (one in the partition's source column, one in another column) go to the error
+// output in the batch's order, and the others are written once each.
+func TestDirectPartitionedBadRows(t *testing.T) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "direct-part-bad", lanes: 1}
+	ctx := context.Background()
+	s := w.build(flatKinds, "db.flat", `partition_fields: ["bucket(id, 4)", "truncate(name, 6)"]`, "error_handling: {output: bad}")
+	h.open(s, "")
+	defer s.Close(ctx)
+	b := &schemas.Batch{Schema: flatKinds}
+	for i := range 40 {
+		row := flatRow(i)
+		switch i {
+		case 9:
+			row[2] = "high" // score is a double
+		case 30:
+			row[3] = int64(7) // name is a string, and partitions the table
+		}
+		b.Rows = append(b.Rows, row)
+		b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: int64(i)})
+	}
+	var dead []schemas.Row
+	emit := func(_ string, e *schemas.Batch) error { dead = append(dead, e.Rows...); return nil }
+	if err := s.Writer(0).(component.ErrorWriter).WriteWithErrors(ctx, b, emit); err != nil {
+		t.Fatal(err)
+	}
+	h.flush(s, 1)
+	h.driver().Commit(s, 1, 40)
+	idOf := func(r schemas.Row) any { m, _ := r[0].(map[string]any); return m["id"] }
+	if len(dead) != 2 || idOf(dead[0]) != int64(9) || idOf(dead[1]) != int64(30) {
+		t.Fatalf("error rows %v, want the rows of ids 9 and 30", dead)
+	}
+	want := slices.DeleteFunc(seq(0, 40), func(id int64) bool { return id == 9 || id == 30 })
+	if got := sorted(w.ids("db.flat")); !slices.Equal(got, want) {
+		t.Fatalf("ids %v, want %v", got, want)
+	}
+}
