@@ -53,21 +53,8 @@ func TestDirectPartitionedFilesAsIcebergGoWrites(t *testing.T) {
 		got[key] = task.File
 	}
 
-	// The same rows through iceberg-go's writer (not committed).
-	rows := make([]schemas.Row, n)
-	for i := range rows {
-		rows[i] = flatRow(i)
-	}
-	rec, err := wr.conv.Record(rows, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]iceberg.DataFile{}
-	for df, err := range table.WriteRecords(context.Background(), wr.tbl, wr.conv.Schema(), iter.Seq2[arrow.RecordBatch, error](
-		func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) })) {
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, df := range icebergGoFiles(t, wr, n) {
 		want[fmt.Sprint(df.Partition())] = df
 	}
 	if len(got) != len(want) || len(want) < 20 {
@@ -85,16 +72,7 @@ func TestDirectPartitionedFilesAsIcebergGoWrites(t *testing.T) {
 		if gf.SpecID() != wf.SpecID() || gf.Count() != wf.Count() {
 			t.Errorf("partition %s: spec %d and %d rows, iceberg-go's %d and %d", key, gf.SpecID(), gf.Count(), wf.SpecID(), wf.Count())
 		}
-		for name, pair := range map[string][2]any{
-			"value counts":      {gf.ValueCounts(), wf.ValueCounts()},
-			"null value counts": {gf.NullValueCounts(), wf.NullValueCounts()},
-			"lower bounds":      {gf.LowerBoundValues(), wf.LowerBoundValues()},
-			"upper bounds":      {gf.UpperBoundValues(), wf.UpperBoundValues()},
-		} {
-			if !reflect.DeepEqual(pair[0], pair[1]) {
-				t.Errorf("partition %s: %s: direct %v, iceberg-go %v", key, name, pair[0], pair[1])
-			}
-		}
+		sameMetrics(t, "partition "+key, gf, wf)
 	}
 
 	w.checkScan("db.flat", flatKinds, n, flatRow)
@@ -158,5 +136,43 @@ func TestDirectPartitionedBadRows(t *testing.T) {
 	want := slices.DeleteFunc(seq(0, 40), func(id int64) bool { return id == 9 || id == 30 })
 	if got := sorted(w.ids("db.flat")); !slices.Equal(got, want) {
 		t.Fatalf("ids %v, want %v", got, want)
+	}
+}
+
+// icebergGoFiles writes flatRow(0..n-1) through iceberg-go's writer with the table's writing wr,
+// without committing them, and returns its data files.
+func icebergGoFiles(t *testing.T, wr *writing, n int) []iceberg.DataFile {
+	t.Helper()
+	rows := make([]schemas.Row, n)
+	for i := range rows {
+		rows[i] = flatRow(i)
+	}
+	rec, err := wr.conv.Record(rows, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []iceberg.DataFile
+	for df, err := range table.WriteRecords(context.Background(), wr.tbl, wr.conv.Schema(), iter.Seq2[arrow.RecordBatch, error](
+		func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) })) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, df)
+	}
+	return files
+}
+
+// sameMetrics checks that the direct path's file got has the metrics of iceberg-go's want.
+func sameMetrics(t *testing.T, what string, got, want iceberg.DataFile) {
+	t.Helper()
+	for name, pair := range map[string][2]any{
+		"value counts":      {got.ValueCounts(), want.ValueCounts()},
+		"null value counts": {got.NullValueCounts(), want.NullValueCounts()},
+		"lower bounds":      {got.LowerBoundValues(), want.LowerBoundValues()},
+		"upper bounds":      {got.UpperBoundValues(), want.UpperBoundValues()},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Errorf("%s: %s: direct %v, iceberg-go %v", what, name, pair[0], pair[1])
+		}
 	}
 }
