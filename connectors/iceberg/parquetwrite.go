@@ -27,8 +27,8 @@ import (
 // in all that a reader sees: the Parquet schema pqarrow derives from the table's Arrow schema
 // (field ids included), the table's write.parquet.* sizes and codec, and the data file's
 // metrics computed by iceberg-go from the footer (table.DataFileFromMetadata, honouring the
-// table's metrics modes). Tables this path does not cover keep iceberg-go's writer:
-// partitioned or sorted tables, format v3 (row lineage), nested or decimal columns, and
+// table's metrics modes). Partitioned tables whose spec parquetpart.go covers take it too.
+// Tables this path does not cover keep iceberg-go's writer: other partition specs, sorted tables, format v3 (row lineage), nested or decimal columns, and
 // Parquet options sluice does not read (bloom filters, per-column dictionaries, ...).
 
 // rowFileSpec is how a table's files are written by the direct path.
@@ -40,13 +40,21 @@ type rowFileSpec struct {
 	rowGroupBytes int64
 	targetBytes   int64
 	loc           table.LocationProvider
+	part          *partitioner // of a partitioned table
 }
 
 // newRowFileSpec returns how rows of tbl (the write view) are written directly, or nil when
 // the table needs iceberg-go's writer.
 func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(schemas.Row) any) *rowFileSpec {
 	meta := tbl.Metadata()
-	if !tbl.Spec().IsUnpartitioned() || meta.Version() > 2 || tbl.SortOrder().OrderID() != table.UnsortedSortOrderID ||
+	var part *partitioner
+	if !tbl.Spec().IsUnpartitioned() {
+		var ok bool
+		if part, ok = newPartitioner(tbl, get); !ok {
+			return nil
+		}
+	}
+	if meta.Version() > 2 || tbl.SortOrder().OrderID() != table.UnsortedSortOrderID ||
 		tbl.Properties().Get(table.WriteFormatDefaultKey, table.WriteFormatDefaultDefault) != "parquet" {
 		return nil
 	}
@@ -62,7 +70,7 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 		return nil
 	}
 	p := tbl.Properties()
-	return &rowFileSpec{tbl: tbl, schema: sc, get: get, opts: opts, loc: loc,
+	return &rowFileSpec{tbl: tbl, schema: sc, get: get, opts: opts, loc: loc, part: part,
 		rowGroupBytes: int64(p.GetInt(table.ParquetRowGroupSizeBytesKey, table.ParquetRowGroupSizeBytesDefault)),
 		targetBytes:   int64(p.GetInt(targetFileSizeKey, DefaultTargetFileSize))}
 }
@@ -133,6 +141,9 @@ type rowFiles struct {
 	// only to drop it (a lane writes a file per epoch, and a row group tries the dictionary
 	// anew). Every redictionary-th file tries them again.
 	plain map[string]bool
+	// A partition's files (parquetpart.go): where they go and the partition's values.
+	loc    table.LocationProvider
+	values map[int]any
 }
 
 const redictionary = 16
@@ -204,7 +215,11 @@ func (f *rowFiles) start(ctx context.Context) error {
 		f.fs = wfs
 	}
 	wfs := f.fs
-	path := f.spec.loc.NewDataLocation(fmt.Sprintf("00000-%d-%s-%05d.parquet", f.lane, f.run, f.count))
+	loc := f.spec.loc
+	if f.loc != nil {
+		loc = f.loc
+	}
+	path := loc.NewDataLocation(fmt.Sprintf("00000-%d-%s-%05d.parquet", f.lane, f.run, f.count))
 	out, err := wfs.Create(path)
 	if err != nil {
 		return err
@@ -235,7 +250,7 @@ func (f *rowFiles) close() error {
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema: tbl.Schema(), Spec: tbl.Spec(), Format: iceberg.ParquetFile, Metadata: meta, FilePath: of.path,
 		FileSize: of.size.n, Content: iceberg.EntryContentData, Properties: tbl.Properties(),
-		FormatVersion: tbl.Metadata().Version(),
+		FormatVersion: tbl.Metadata().Version(), PartitionValues: f.values,
 	})
 	if err != nil {
 		return fmt.Errorf("the metrics of %s: %w", of.path, err)

@@ -2,14 +2,11 @@ package iceberg
 
 import (
 	"context"
-	"iter"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -53,36 +50,11 @@ func TestDirectFilesAsIcebergGoWrites(t *testing.T) {
 	}
 	got := tasks[0].File
 
-	// The same rows through iceberg-go's writer (not committed).
-	rows := make([]schemas.Row, n)
-	for i := range rows {
-		rows[i] = flatRow(i)
-	}
-	rec, err := wr.conv.Record(rows, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want iceberg.DataFile
-	for df, err := range table.WriteRecords(context.Background(), wr.tbl, wr.conv.Schema(), iter.Seq2[arrow.RecordBatch, error](
-		func(yield func(arrow.RecordBatch, error) bool) { yield(rec, nil) })) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = df
-	}
+	want := icebergGoFiles(t, wr, n)[0]
 	if got.Count() != n || want.Count() != n {
 		t.Fatalf("record counts %d (direct) and %d (iceberg-go), want %d", got.Count(), want.Count(), n)
 	}
-	for name, pair := range map[string][2]any{
-		"value counts":      {got.ValueCounts(), want.ValueCounts()},
-		"null value counts": {got.NullValueCounts(), want.NullValueCounts()},
-		"lower bounds":      {got.LowerBoundValues(), want.LowerBoundValues()},
-		"upper bounds":      {got.UpperBoundValues(), want.UpperBoundValues()},
-	} {
-		if !reflect.DeepEqual(pair[0], pair[1]) {
-			t.Errorf("%s: direct %v, iceberg-go %v", name, pair[0], pair[1])
-		}
-	}
+	sameMetrics(t, "the file", got, want)
 	if len(got.NullValueCounts()) != len(flatKinds.Fields) || len(got.LowerBoundValues()) != len(flatKinds.Fields) {
 		t.Errorf("metrics of %d columns (nulls) and %d (bounds), want %d", len(got.NullValueCounts()), len(got.LowerBoundValues()), len(flatKinds.Fields))
 	}

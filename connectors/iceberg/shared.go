@@ -11,31 +11,32 @@ import (
 // (issue 21: 256 files of 0.1 MiB per run with two lanes and 64 buckets). The partitions'
 // files are written by goroutines of their own, so the lanes still encode in parallel. An
 // unpartitioned table keeps a run per lane: one shared file would put its Parquet encoding on
-// one core. The zero value is ready to use.
-type sharedRuns struct {
+// one core. A run is a segment of iceberg-go's writer, or the partitions' files of the direct
+// path (parquetpart.go). The zero value is ready to use.
+type sharedRuns[R interface{ stop() }] struct {
 	mu      sync.Mutex
-	runs    map[uint64]*segment     // by epoch
+	runs    map[uint64]R            // by epoch
 	flushed map[uint64]map[int]bool // by epoch: the lanes that flushed it
 }
 
-// segment returns the run of epoch, starting it if needed. flushed gives the lanes that
-// flushed epoch already: a table routed to for the first time may get rows of an epoch that
-// some lane flushed before the table existed, and that lane's flush must count for it.
-func (r *sharedRuns) segment(wr *writing, epoch uint64, flushed func(epoch uint64) []int) *segment {
+// run returns the run of epoch, starting it if needed. flushed gives the lanes that flushed
+// epoch already: a table routed to for the first time may get rows of an epoch that some lane
+// flushed before the table existed, and that lane's flush must count for it.
+func (r *sharedRuns[R]) run(epoch uint64, flushed func(epoch uint64) []int, start func() R) R {
 	r.mu.Lock()
-	seg := r.runs[epoch]
+	seg, ok := r.runs[epoch]
 	r.mu.Unlock()
-	if seg != nil {
+	if ok {
 		return seg
 	}
 	early := flushed(epoch)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if seg = r.runs[epoch]; seg == nil {
+	if seg, ok = r.runs[epoch]; !ok {
 		if r.runs == nil {
-			r.runs = map[uint64]*segment{}
+			r.runs = map[uint64]R{}
 		}
-		seg = startSegment(wr, sharedWorkers)
+		seg = start()
 		r.runs[epoch] = seg
 	}
 	for _, lane := range early {
@@ -45,7 +46,7 @@ func (r *sharedRuns) segment(wr *writing, epoch uint64, flushed func(epoch uint6
 }
 
 // mark records that lane flushed epoch and returns the lanes that did; under r.mu.
-func (r *sharedRuns) mark(epoch uint64, lane int) map[int]bool {
+func (r *sharedRuns[R]) mark(epoch uint64, lane int) map[int]bool {
 	if r.flushed == nil {
 		r.flushed = map[uint64]map[int]bool{}
 	}
@@ -63,12 +64,12 @@ func (r *sharedRuns) mark(epoch uint64, lane int) map[int]bool {
 const sharedWorkers = 2
 
 // flush records that lane flushed epoch. When it is the last of lanes to do so, it returns the
-// epoch's run (nil when no lane wrote in it) and done: that lane ends the run.
-func (r *sharedRuns) flush(epoch uint64, lane, lanes int) (seg *segment, done bool) {
+// epoch's run (the zero R when no lane wrote in it) and done: that lane ends the run.
+func (r *sharedRuns[R]) flush(epoch uint64, lane, lanes int) (seg R, done bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.mark(epoch, lane)) < lanes {
-		return nil, false
+		return seg, false
 	}
 	seg = r.runs[epoch]
 	delete(r.runs, epoch)
@@ -77,7 +78,7 @@ func (r *sharedRuns) flush(epoch uint64, lane, lanes int) (seg *segment, done bo
 }
 
 // abort stops every run; their files are never committed.
-func (r *sharedRuns) abort() {
+func (r *sharedRuns[R]) abort() {
 	r.mu.Lock()
 	runs := r.runs
 	r.runs, r.flushed = nil, nil

@@ -97,8 +97,9 @@ const (
 // and the conversion of rows into its Arrow schema.
 type writing struct {
 	tbl    *table.Table
-	conv   *converter // of the sink's rows (plan.rows)
-	shared sharedRuns // a partitioned table's runs that all lanes feed (shared.go)
+	conv   *converter           // of the sink's rows (plan.rows)
+	shared sharedRuns[*segment] // a partitioned table's runs that all lanes feed (shared.go)
+	parts  sharedRuns[*partRun] // and those of the direct path (parquetpart.go)
 	// evolved are the converters of rows whose schema changed mid-run (evolve.go), into the
 	// same Arrow schema as conv.
 	evolved sync.Map     // *schemas.Schema -> *converter

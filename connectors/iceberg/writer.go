@@ -25,11 +25,11 @@ type laneWriter struct {
 	lane    int
 	flushed uint64 // the last epoch this lane flushed
 	segs    map[*tableState]*segment
-	files   map[*tableState]*rowFiles // tables written without iceberg-go's writer (parquetwrite.go)
-	ups     map[*tableState]*changes  // upsert: the newest change per key since the last Flush
-	key     []byte                    // upsert: scratch for encoding keys
-	ahead   bool                      // records went to shared runs of the epoch after flushed
-	fed     map[*sharedRuns]bool
+	files   map[*tableState]*rowFiles     // tables written without iceberg-go's writer (parquetwrite.go)
+	ups     map[*tableState]*changes      // upsert: the newest change per key since the last Flush
+	key     []byte                        // upsert: scratch for encoding keys
+	ahead   bool                          // records went to shared runs of the epoch after flushed
+	fed     map[interface{ abort() }]bool // the shared runs the lane wrote in
 	// early are the files of runs the lane ended before Flush, when the table's schema changed
 	// mid-epoch (evolve.go): they belong to the epoch being written.
 	early map[*tableState][]iceberg.DataFile
@@ -95,6 +95,12 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 		// Rows of the sink's own schema go straight into Parquet where the table allows it;
 		// rows whose schema changed mid-run (evolve.go) and upserts take iceberg-go's writer.
 		direct := wr.direct != nil && conv == wr.conv && w.s.plan.upsert == nil
+		if direct && wr.partitioned() {
+			if errs, err = w.writeParts(ctx, g, wr, b, errOut, errs); err != nil {
+				return err
+			}
+			continue
+		}
 		var rec arrow.RecordBatch
 		for len(g.rows) > 0 {
 			var err error
@@ -199,11 +205,8 @@ func positions(b *schemas.Batch, idx []int) []schemas.Position {
 func (w *laneWriter) send(ctx context.Context, ts *tableState, wr *writing, rec arrow.RecordBatch) error {
 	var seg *segment
 	if wr.partitioned() {
-		seg = wr.shared.segment(wr, w.flushed+1, w.s.flushedLanes)
-		if w.fed == nil {
-			w.fed = map[*sharedRuns]bool{}
-		}
-		w.ahead, w.fed[&wr.shared] = true, true
+		seg = wr.shared.run(w.flushed+1, w.s.flushedLanes, func() *segment { return startSegment(wr, sharedWorkers) })
+		w.feeds(&wr.shared)
 	} else {
 		if w.segs == nil {
 			w.segs = map[*tableState]*segment{}
@@ -239,6 +242,14 @@ func (w *laneWriter) send(ctx context.Context, ts *tableState, wr *writing, rec 
 		rec.Release()
 		return ctx.Err()
 	}
+}
+
+// feeds records that the lane wrote in r's run of its current epoch.
+func (w *laneWriter) feeds(r interface{ abort() }) {
+	if w.fed == nil {
+		w.fed = map[interface{ abort() }]bool{}
+	}
+	w.ahead, w.fed[r] = true, true
 }
 
 // Flush ends the lane's part of epoch: its files are closed and belong to the epoch.
@@ -295,6 +306,10 @@ func (w *laneWriter) Flush(ctx context.Context, epoch uint64) error {
 	w.done.Store(epoch)
 	w.s.mu.Unlock()
 	for _, tw := range shared {
+		if parts, last := tw.wr.parts.flush(epoch, w.lane, lanes); last && parts != nil {
+			files, err := parts.end()
+			ended = append(ended, endedRun{tw.ts, files, err})
+		}
 		seg, last := tw.wr.shared.flush(epoch, w.lane, lanes)
 		if !last || seg == nil {
 			continue
