@@ -103,11 +103,14 @@ func batchFetchWait(interval time.Duration) time.Duration {
 // record batches (compressed as they are stored; franz-go's default is 50 MiB), and one fetch
 // per broker waits while the previous one is processed; a producer holds up to
 // produceBufferBytes of records not yet acknowledged (franz-go's default is 50,000 records,
-// 50 MB of 1 KiB records; Java's buffer.memory is 32 MiB). fetch.max.bytes and
+// 50 MB of 1 KiB records; Java's buffer.memory is 32 MiB). The records are in memory twice
+// until acknowledged, as sluice's encoded values and as franz-go's request batches: at 16 MiB
+// they were 38 MB of a 106 MB Iceberg -> Kafka heap; 4 MiB cut peak RSS by 11-24 MiB at no
+// measured cost in throughput (BENCHMARKS.md, target 6). fetch.max.bytes and
 // max.partition.fetch.bytes given in the properties win.
 const (
 	fetchMaxBytes      = 2 << 20
-	produceBufferBytes = 16 << 20
+	produceBufferBytes = 4 << 20
 )
 
 // newClient returns a client of the brokers in s with the extra options (consumer or
