@@ -360,6 +360,12 @@ func (s *source) fetchError(fs kgo.Fetches, pctx context.Context) error {
 			continue
 		case errors.Is(e.Err, kgo.ErrClientClosed):
 			return fmt.Errorf("%s: read after close", s.what)
+		case s.grouped() && errors.As(e.Err, new(*kgo.ErrGroupSession)):
+			// The group dropped this member (it stalled past its session, so another copy
+			// owns its partitions now); which error the client reports first, this or the
+			// lost partitions, depends on timing. Either way nothing read since the last
+			// commit may be committed.
+			return fmt.Errorf("%s: lost its partitions: the consumer group %q no longer knows this copy (%w); stopping without committing what was read since the last commit: the next run resumes from there", s.what, s.set.group, e.Err)
 		case e.Topic == "":
 			return fmt.Errorf("%s: %w", s.what, e.Err)
 		}

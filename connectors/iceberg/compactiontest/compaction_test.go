@@ -46,13 +46,13 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	messages = 180_000 // a minute at qps
+	messages = 90_000 // half a minute at qps
 	qps      = 3000
 	target   = 1 << 20 // target_file_size_mb: 1
 )
 
-// TestCompactionWhileStreaming runs a seeded generator -> WriteToIceberg pipeline for about a
-// minute with a commit every second and compaction every 5 s toward 1 MiB files. The first
+// TestCompactionWhileStreaming runs a seeded generator -> WriteToIceberg pipeline for about
+// half a minute with a commit every second and compaction every 5 s toward 1 MiB files. The first
 // run is SIGKILLed while a compaction is staged and about to be sent, the second right after
 // the catalog committed a compaction and before sluice heard of it; the third runs to the
 // generator's end. Then `sluice iceberg compact` compacts what is left. The table, read with
@@ -61,7 +61,7 @@ const (
 // is logged), and `sluice status` must show the files and the last compaction.
 func TestCompactionWhileStreaming(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a minute of streaming; skipped with -short")
+		t.Skip("half a minute of streaming; skipped with -short")
 	}
 	t.Parallel()
 	dir := t.TempDir()
