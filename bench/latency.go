@@ -47,6 +47,9 @@ type latencyResult struct {
 	// measured part of the run: per phase, the p50 and p99 over the epochs in ms.
 	Epochs     int                   `json:"epochs"`
 	EpochTrace map[string][2]float64 `json:"epoch_trace,omitempty"`
+	// Machine is how busy the machine was from the first paced record until every record
+	// came out, and what the broker and the harness used of it.
+	Machine machineLoad `json:"machine"`
 }
 
 // tracePhases are the phases of the runner's epoch trace (runner/epochtrace.go) and "took",
@@ -224,7 +227,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, label, bin strin
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	start := time.Now()
+	start, before := time.Now(), sampleMachine(e.brokerPid)
 	measured := stderr.Len() // the epochs of the warm-up are not traced
 	n, err := paced(ctx, producer, in, 0, rate, d)
 	if err != nil {
@@ -237,6 +240,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, label, bin strin
 			break
 		}
 	}
+	res.Machine = sampleMachine(e.brokerPid).since(before)
 	time.Sleep(epoch + 200*time.Millisecond) // duplicates, if any, come out too
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		return res, fmt.Errorf("stopping sluice: %w", err)

@@ -306,6 +306,7 @@ func (e *env) startBroker(ctx context.Context) (func(), error) {
 	if err := broker.Start(); err != nil {
 		return nil, fmt.Errorf("starting sluice dev kafka: %w", err)
 	}
+	e.brokerPid = broker.Process.Pid
 	stop := func() { _ = broker.Process.Kill(); _ = broker.Wait() }
 	sc := bufio.NewScanner(out)
 	for e.addr == "" && sc.Scan() {

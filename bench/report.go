@@ -249,8 +249,8 @@ func report(w io.Writer, r *results) bool {
 // p99 over the epochs of a run (the median over the runs), and the sluice CPU per record.
 func reportEpochTrace(w io.Writer, series []latencySeries) {
 	fmt.Fprintf(w, "\nepoch trace of the latency runs (runner/epochtrace.go), ms, p50 / p99 over the epochs; - where the binary has no trace:\n\n")
-	fmt.Fprintf(w, "| delivery | rec/s | epochs | %s | sluice CPU us per record |\n", strings.Join(tracePhases, " | "))
-	fmt.Fprintf(w, "|---|---|---|%s---|\n", strings.Repeat("---|", len(tracePhases)))
+	fmt.Fprintf(w, "| delivery | rec/s | epochs | %s | sluice CPU us per record | machine busy | broker CPU s | harness CPU s |\n", strings.Join(tracePhases, " | "))
+	fmt.Fprintf(w, "|---|---|---|%s---|---|---|---|\n", strings.Repeat("---|", len(tracePhases)))
 	for _, l := range series {
 		cells := []string{l.Mode, strconv.Itoa(l.Rate), num(median(field(l.Runs, func(x latencyResult) float64 { return float64(x.Epochs) })), 0)}
 		for _, ph := range tracePhases {
@@ -263,7 +263,10 @@ func reportEpochTrace(w io.Writer, series []latencySeries) {
 			cells = append(cells, num(p50, 1)+" / "+num(p99, 1))
 		}
 		cpu := median(field(l.Runs, func(x latencyResult) float64 { return x.CPU / float64(max(x.Produced, 1)) * 1e6 }))
-		fmt.Fprintf(w, "| %s | %s |\n", strings.Join(cells, " | "), num(cpu, 1))
+		busy := median(field(l.Runs, func(x latencyResult) float64 { return x.Machine.Busy }))
+		broker := median(field(l.Runs, func(x latencyResult) float64 { return x.Machine.BrokerCPU }))
+		harness := median(field(l.Runs, func(x latencyResult) float64 { return x.Machine.HarnessCPU }))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.Join(cells, " | "), num(cpu, 1), pct(busy*100), num(broker, 2), num(harness, 2))
 	}
 }
 

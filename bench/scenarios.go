@@ -67,6 +67,7 @@ var scenarios = []scenario{
 type env struct {
 	sluice       string
 	addr         string
+	brokerPid    int // of `sluice dev kafka`, for the latency runs' machine load
 	dir          string
 	records      int
 	inputBytes   int64
