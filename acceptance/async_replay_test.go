@@ -17,7 +17,7 @@ import (
 )
 
 // TestAsyncProgressBoundedReplay is issue 8's acceptance test: Kafka -> MapToFields -> Kafka
-// with asynchronous progress, SIGKILLed 20 times while records arrive at a steady rate. Each
+// with asynchronous progress, SIGKILLed 12 times while records arrive at a steady rate. Each
 // kill lands once the run has caught up, at a random point of its progress cycle. Every input
 // record must reach the output, and what the next run delivers again after a kill must be
 // bounded by what arrived within one checkpointing interval, plus the epoch in flight when
@@ -29,7 +29,7 @@ func TestAsyncProgressBoundedReplay(t *testing.T) {
 		rate     = 4000 // records per second
 		interval = 500 * time.Millisecond
 		epoch    = 50 * time.Millisecond
-		kills    = 20
+		kills    = 12
 	)
 	addr := startDevKafka(t, "--topic", "in:4").addr
 	dir := t.TempDir()

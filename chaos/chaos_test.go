@@ -12,36 +12,38 @@ import (
 )
 
 // TestChaosShort is the short chaos run of issue #15: every sink, both deliveries, at once
-// (8 scenarios, each with its own `sluice dev kafka`), two copies per grouped sink, for 50
+// (8 scenarios, each with its own `sluice dev kafka`), two copies per grouped sink, for 40
 // seconds of 200 records/s with 5 copy faults (SIGKILL, SIGTERM, SIGSTOP past the session)
 // and one broker SIGKILL-and-restart each; then the copies drain and independent readers
 // count the rows per id. No scenario may lose a record, nor duplicate one under exactly_once;
 // and the faults must really have happened (kills, hand-overs between copies, the broker
-// restart). About 1.5 minutes on 2 cores.
+// restart). About 1.2 minutes on 2 cores.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about 1.5 minutes")
 	}
 	cfg := harness.Defaults()
 	cfg.Sinks = []string{harness.SinkKafka, harness.SinkIceberg, harness.SinkBigQuery, harness.SinkFiles}
-	runShort(t, cfg)
+	runShort(t, cfg, 40*time.Second)
 }
 
 // TestChaosWindowsShort is issue 20's windows scenario alone, after the others rather than
 // beside them (on 2 cores, 21 copies at once starved the copies past their sessions): three
 // copies of a keyed windowed Combine through a repartition topic under the same faults,
-// counted per (key, window) against the input and against one copy without a group.
+// counted per (key, window) against the input and against one copy without a group; 30
+// seconds, with the same faults as TestChaosShort, closer together.
 func TestChaosWindowsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about a minute")
 	}
 	cfg := harness.Defaults()
 	cfg.Sinks = []string{harness.SinkWindows}
-	runShort(t, cfg)
+	runShort(t, cfg, 30*time.Second)
 }
 
-// runShort runs the short chaos preset over cfg's sinks and checks every scenario.
-func runShort(t *testing.T, cfg harness.Config) {
+// runShort runs the short chaos preset over cfg's sinks for d and checks every scenario: 5
+// copy faults and one broker restart per scenario, whatever d is.
+func runShort(t *testing.T, cfg harness.Config, d time.Duration) {
 	cfg.Dir = t.TempDir()
 	if dir := os.Getenv("SLUICE_CHAOS_DIR"); dir != "" { // keep the logs and data to look at
 		cfg.Dir = dir
@@ -49,7 +51,8 @@ func runShort(t *testing.T, cfg harness.Config) {
 			t.Fatal(err)
 		}
 	}
-	cfg.Copies, cfg.Duration, cfg.Rate, cfg.Faults, cfg.BrokerRestarts = 2, 50*time.Second, 200, 6, 1.2
+	cfg.Copies, cfg.Duration, cfg.Rate = 2, d, 200
+	cfg.Faults, cfg.BrokerRestarts = 5/d.Minutes(), 1/d.Minutes() // per minute
 	cfg.DrainTimeout = 40 * time.Second
 	var progress bytes.Buffer
 	cfg.Log = &progress
