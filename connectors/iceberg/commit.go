@@ -116,7 +116,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 	}
 	commitID := uuid.NewString()
 	var state *stateRef
-	if len(cp.State) > stateInlineMax {
+	if len(cp.State) > stateInline() {
 		if state, err = s.writeStateFile(ctx, ts, tbl, cp.Epoch, commitID, cp.State); err != nil {
 			return err
 		}

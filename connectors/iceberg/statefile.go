@@ -28,6 +28,9 @@ const (
 	stateInlineMax = 16 << 10
 	keyStateFile   = "sluice.state-file"   // the state file's location
 	keyStateSHA256 = "sluice.state-sha256" // its SHA-256, hex
+	// StateInlineEnv names the environment variable of a test hook, read only by sluicetest
+	// builds: the largest state kept inline, in bytes (0: every state goes to a file).
+	StateInlineEnv = "SLUICE_TEST_ICEBERG_STATE_INLINE_MAX"
 )
 
 // stateRef names a state file written for a commit.
