@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/connectors/connectortest"
 )
 
@@ -26,6 +27,19 @@ func stateFiles(t *testing.T, w warehouse) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// stateTable opens a sink on a new table and flushes epoch 1, whose checkpoint (returned, not
+// committed) carries state.
+func stateTable(t *testing.T, state []byte) (warehouse, harness, *sink, component.Commit) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "statefile", lanes: 1}
+	s := w.build(connectortest.Schema, "db.st")
+	h.open(s, "")
+	h.flush(s, 1)
+	cp := h.driver().Checkpoint(1, 5)
+	cp.State = state
+	return w, h, s, cp
 }
 
 // A large window state goes to a state file named in the snapshot summary, not into the
@@ -91,14 +105,8 @@ func TestWindowStateFile(t *testing.T) {
 // A state file that is not what its snapshot says (damaged, or cut short) stops Open with an
 // error naming it, rather than restoring wrong state.
 func TestWindowStateFileDamaged(t *testing.T) {
-	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "statefile", lanes: 1}
+	w, h, s, cp := stateTable(t, bytes.Repeat([]byte("s"), stateInlineMax+1))
 	ctx := context.Background()
-	s := w.build(connectortest.Schema, "db.st")
-	h.open(s, "")
-	h.flush(s, 1)
-	cp := h.driver().Checkpoint(1, 5)
-	cp.State = bytes.Repeat([]byte("s"), stateInlineMax+1)
 	if err := s.Commit(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
@@ -122,15 +130,9 @@ func TestWindowStateFileDamaged(t *testing.T) {
 // A table an older sluice committed to, with the state inline in the summary (sluice.state),
 // restores it.
 func TestWindowStateInlineOfOlderSluice(t *testing.T) {
-	w := newWarehouse(t)
-	h := harness{t: t, pipeline: "statefile", lanes: 1}
-	ctx := context.Background()
-	s := w.build(connectortest.Schema, "db.st")
-	h.open(s, "")
-	h.flush(s, 1)
 	state := bytes.Repeat([]byte("old"), stateInlineMax) // larger than sluice now keeps inline
-	cp := h.driver().Checkpoint(1, 5)
-	cp.State = state
+	w, h, s, cp := stateTable(t, state)
+	ctx := context.Background()
 	// What an older sluice wrote: the state inline, whatever its size.
 	props, err := summaryProps(cp.Checkpoint, "", "old-commit", cp.Next, false, nil)
 	if err != nil {
