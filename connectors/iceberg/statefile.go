@@ -33,6 +33,11 @@ const (
 	StateInlineEnv = "SLUICE_TEST_ICEBERG_STATE_INLINE_MAX"
 )
 
+// stateFileMarker is what a commit with a state file keeps in keyState: an older sluice, which
+// knows no state files, fails on it at restore ("the checkpoint's state ... is damaged")
+// instead of resuming the offsets with empty windows. This sluice reads the file.
+const stateFileMarker = "SLSF1: the window state is in the file sluice.state-file names; this sluice is too old to read it"
+
 // stateRef names a state file written for a commit.
 type stateRef struct{ path, sum string }
 
@@ -42,6 +47,11 @@ func (r *stateRef) put(p iceberg.Properties, cp component.Checkpoint) error {
 	switch {
 	case r != nil:
 		p[keyStateFile], p[keyStateSHA256] = r.path, r.sum
+		marker, err := json.Marshal([]byte(stateFileMarker))
+		if err != nil {
+			return err
+		}
+		p[keyState] = string(marker)
 	case len(cp.State) > 0:
 		state, err := json.Marshal(cp.State) // base64 text
 		if err != nil {

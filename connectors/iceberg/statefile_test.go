@@ -64,8 +64,9 @@ func TestWindowStateFile(t *testing.T) {
 	}
 	commit(s, 1, big(1))
 	props := w.load("db.st").CurrentSnapshot().Summary.Properties
-	if props[keyState] != "" || props[keyStateFile] == "" || props[keyStateSHA256] == "" {
-		t.Fatalf("summary of a large state: %v, want %s and %s, no %s", props, keyStateFile, keyStateSHA256, keyState)
+	var marker []byte
+	if json.Unmarshal([]byte(props[keyState]), &marker) != nil || string(marker) != stateFileMarker || props[keyStateFile] == "" || props[keyStateSHA256] == "" {
+		t.Fatalf("summary of a large state: %v, want %s and %s, and in %s only the marker for older sluice", props, keyStateFile, keyStateSHA256, keyState)
 	}
 	first := stateFiles(t, w)
 	if len(first) != 1 {
