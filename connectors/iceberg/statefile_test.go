@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/connectors/connectortest"
@@ -42,6 +43,18 @@ func stateTable(t *testing.T, state []byte) (warehouse, harness, *sink, componen
 	return w, h, s, cp
 }
 
+// commitState writes and commits epoch e (ids e*10 to e*10+9) with state.
+func commitState(h harness, s *sink, e int, state []byte) {
+	h.t.Helper()
+	h.write(s, connectortest.Schema, 0, e*10, e*10+10, idRow)
+	h.flush(s, uint64(e))
+	cp := h.driver().Checkpoint(uint64(e), e*10+10)
+	cp.State = state
+	if err := s.Commit(context.Background(), cp); err != nil {
+		h.t.Fatalf("commit epoch %d: %v", e, err)
+	}
+}
+
 // A large window state goes to a state file named in the snapshot summary, not into the
 // summary (which stays in metadata.json); a reopened sink restores it; once a newer
 // checkpoint names a newer file the old one is removed; a small state stays inline.
@@ -52,16 +65,7 @@ func TestWindowStateFile(t *testing.T) {
 	s := w.build(connectortest.Schema, "db.st")
 	h.open(s, "")
 	big := func(e int) []byte { return bytes.Repeat([]byte{byte(e)}, stateInlineMax+1) }
-	commit := func(s *sink, e int, state []byte) {
-		t.Helper()
-		h.write(s, connectortest.Schema, 0, e*10, e*10+10, idRow)
-		h.flush(s, uint64(e))
-		cp := h.driver().Checkpoint(uint64(e), e*10+10)
-		cp.State = state
-		if err := s.Commit(ctx, cp); err != nil {
-			t.Fatalf("commit epoch %d: %v", e, err)
-		}
-	}
+	commit := func(s *sink, e int, state []byte) { commitState(h, s, e, state) }
 	commit(s, 1, big(1))
 	props := w.load("db.st").CurrentSnapshot().Summary.Properties
 	var marker []byte
@@ -155,5 +159,49 @@ func TestWindowStateInlineOfOlderSluice(t *testing.T) {
 	defer s.Close(ctx)
 	if got == nil || !bytes.Equal(got.State, state) {
 		t.Fatalf("restored %v", got)
+	}
+}
+
+// A compaction carries the newest checkpoint's state file forward and an expiry of every
+// older snapshot keeps it: the reopened sink restores it, and its next commit removes it.
+func TestWindowStateFileCompactAndExpire(t *testing.T) {
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "statefile", lanes: 1}
+	ctx := context.Background()
+	big := func(e int) []byte { return bytes.Repeat([]byte{byte(e)}, stateInlineMax+1) }
+	commit := func(s *sink, e int) { commitState(h, s, e, big(e)) }
+	s := w.build(connectortest.Schema, "db.st")
+	h.open(s, "")
+	for e := 1; e <= 4; e++ {
+		commit(s, e)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := NewCatalog("", w.props())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := cat.Compact(ctx, "db.st", 1, 3); err != nil || st.DataFilesAfter != 1 {
+		t.Fatalf("compact: %+v, %v", st, err)
+	}
+	if ex, err := cat.Expire(ctx, "db.st", time.Nanosecond); err != nil || ex.After != 1 {
+		t.Fatalf("expire: %+v, %v; want only the compaction left", ex, err)
+	}
+	kept := stateFiles(t, w)
+	if len(kept) != 1 {
+		t.Fatalf("state files after compaction and expiry: %v, want the newest checkpoint's", kept)
+	}
+	s = w.build(connectortest.Schema, "db.st")
+	cp := h.open(s, "")
+	if cp == nil || cp.Epoch != 4 || !bytes.Equal(cp.State, big(4)) {
+		t.Fatalf("reopened after compaction and expiry: %+v", cp)
+	}
+	commit(s, 5)
+	if files := stateFiles(t, w); len(files) != 1 || files[0] == kept[0] {
+		t.Fatalf("state files after the next commit: %v, want one other than %s", files, kept[0])
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
