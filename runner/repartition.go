@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -299,8 +298,8 @@ func (r *run) lastTasks(ctx context.Context, k *sinkState, n *Node, keyed compon
 		if len(cp.State) == 0 {
 			continue
 		}
-		var snaps map[string][]byte
-		if err := json.Unmarshal(cp.State, &snaps); err != nil {
+		snaps, err := decodeStates(cp.State)
+		if err != nil {
 			return nil, k.node.InStage(fmt.Errorf("a copy's checkpoint holds damaged window state: %w", err))
 		}
 		snap, ok := snaps[n.Name]

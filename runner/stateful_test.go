@@ -148,7 +148,7 @@ func TestWindowingPushDown(t *testing.T) {
 // that names it and the limit, before the machine swaps; nothing of the epoch is committed.
 func TestStateLimit(t *testing.T) {
 	dir := t.TempDir()
-	writeJSONLines(t, filepath.Join(dir, "in.jsonl"), 50_000)
+	writeJSONLines(t, filepath.Join(dir, "in.jsonl"), 150_000) // about 18 bytes of state each
 	_, err := execute(t, pipelineFile(t, dir, `
 pipeline:
   type: chain

@@ -23,7 +23,7 @@ const (
 	keyEpoch    = "sluice.epoch"
 	keyOffsets  = "sluice.offsets" // JSON: source -> partition -> next offset, merged over instances
 	keyCommit   = "sluice.commit"  // a random id per Commit call, to recognise it after a lost reply
-	keyState    = "sluice.state"   // windowed operators' state, when there is any
+	keyState    = "sluice.state"   // windowed operators' state, when small (statefile.go)
 	// keyComplete marks, with routing, the last table committed for an epoch: every routed
 	// table holds its rows of the epochs up to it.
 	keyComplete = "sluice.complete"
@@ -48,14 +48,18 @@ type stored struct {
 	commit     string
 	offsets    schemas.Offsets
 	own        schemas.Offsets // routing: the copy's own record (keyOwn), or offsets when absent
-	state      []byte
-	complete   bool
-	lineage    *component.Lineage
+	// The window state, read only for a checkpoint that is restored (loadState): inline
+	// (keyState, base64 JSON), or a state file and its SHA-256.
+	stateInline         string
+	stateFile, stateSum string
+	complete            bool
+	lineage             *component.Lineage
 }
 
 // summaryProps returns the snapshot properties that record cp, with the merged offsets.
-// complete marks the epoch complete (routing: the last table committed for it).
-func summaryProps(cp component.Checkpoint, instance, commitID string, merged schemas.Offsets, complete bool) (iceberg.Properties, error) {
+// complete marks the epoch complete (routing: the last table committed for it). state names
+// the file cp's state was written to; nil keeps the state inline.
+func summaryProps(cp component.Checkpoint, instance, commitID string, merged schemas.Offsets, complete bool, state *stateRef) (iceberg.Properties, error) {
 	offsets, err := json.Marshal(merged)
 	if err != nil {
 		return nil, fmt.Errorf("encode the offsets of epoch %d: %w", cp.Epoch, err)
@@ -77,12 +81,8 @@ func summaryProps(cp component.Checkpoint, instance, commitID string, merged sch
 			return nil, err
 		}
 	}
-	if len(cp.State) > 0 {
-		state, err := json.Marshal(cp.State) // base64 text
-		if err != nil {
-			return nil, err
-		}
-		p[keyState] = string(state)
+	if err := state.put(p, cp); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -126,11 +126,7 @@ func parseStored(snap table.Snapshot) (stored, error) {
 			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyOwn, err)
 		}
 	}
-	if s := p[keyState]; s != "" {
-		if err := json.Unmarshal([]byte(s), &st.state); err != nil {
-			return st, fmt.Errorf("snapshot %d: bad %s: %w", snap.SnapshotID, keyState, err)
-		}
-	}
+	st.stateInline, st.stateFile, st.stateSum = p[keyState], p[keyStateFile], p[keyStateSHA256]
 	st.lineage = getLineage(p)
 	return st, nil
 }
@@ -225,12 +221,13 @@ func committedEpoch(meta table.Metadata, cp component.Commit, instance string) (
 	return found, err
 }
 
-// checkpointOf turns a stored commit into the checkpoint Open and Reload return.
+// checkpointOf turns a stored commit into the checkpoint Open and Reload return, without
+// its state (checkpointWithState loads it).
 func checkpointOf(pipeline string, st *stored) *component.Checkpoint {
 	if st == nil {
 		return nil
 	}
-	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), State: st.state, Lineage: st.lineage}
+	return &component.Checkpoint{Pipeline: pipeline, Epoch: st.epoch, Next: st.offsets.Clone(), Lineage: st.lineage}
 }
 
 // OffsetConflictError is the error of a commit whose partitions another copy of the pipeline

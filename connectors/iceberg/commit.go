@@ -69,6 +69,7 @@ func (s *sink) Commit(ctx context.Context, cp component.Commit) error {
 	}
 	for _, ts := range todo {
 		s.maintain(ctx, ts, pipeline)
+		s.dropStateFiles(ctx, ts, pipeline)
 	}
 	s.afterCommit(todo)
 	return nil
@@ -114,6 +115,12 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 		}
 	}
 	commitID := uuid.NewString()
+	var state *stateRef
+	if len(cp.State) > stateInline() {
+		if state, err = s.writeStateFile(ctx, ts, tbl, cp.Epoch, commitID, cp.State); err != nil {
+			return err
+		}
+	}
 	var lastErr error
 	for attempt := range commitAttempts {
 		if attempt > 0 {
@@ -135,7 +142,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 				return nil
 			}
 		}
-		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, deletes, instance, commitID, tc)
+		next, err := s.commitOnce(ctx, ts.name, tbl, cp, files, deletes, instance, commitID, tc, state)
 		if err == nil {
 			s.committed(ts, cp.Epoch, next, cp, tc)
 			return nil
@@ -155,8 +162,9 @@ var errHook = errors.New("stopped by the test hook")
 
 // commitOnce builds the epoch's snapshot on tbl and sends it, pinned to tbl's current snapshot:
 // an append of files, or with equality deletes (upserts) a row delta of both. tc is, with
-// routing, what the table must hold and the copy's own record; nil without.
-func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files, deletes []iceberg.DataFile, instance, commitID string, tc *tableCommit) (*table.Table, error) {
+// routing, what the table must hold and the copy's own record; nil without. state is the
+// file the epoch's window state was written to, nil to keep it inline.
+func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp component.Commit, files, deletes []iceberg.DataFile, instance, commitID string, tc *tableCommit, state *stateRef) (*table.Table, error) {
 	st, err := latest(tbl.Metadata(), cp.Pipeline)
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, name, err)
@@ -173,7 +181,7 @@ func (s *sink) commitOnce(ctx context.Context, name string, tbl *table.Table, cp
 	if err != nil {
 		return nil, err
 	}
-	props, err := summaryProps(cp.Checkpoint, instance, commitID, merged, tc != nil && tc.complete)
+	props, err := summaryProps(cp.Checkpoint, instance, commitID, merged, tc != nil && tc.complete, state)
 	if err == nil && tc != nil {
 		err = putOwn(props, tc.own)
 	}

@@ -121,7 +121,10 @@ func (s *sink) routedCheckpoint(ctx context.Context, cat catalog.Catalog, pipeli
 	if !ok {
 		return cp, tables, nil, nil
 	}
-	cp.State, cp.Lineage = own.st.state, own.st.lineage
+	cp.Lineage = own.st.lineage
+	if cp.State, err = loadState(ctx, own.table.tbl, own.st); err != nil {
+		return nil, nil, nil, fmt.Errorf("table %s: %w", own.table.name, err)
+	}
 	return cp, tables, &own, nil
 }
 
@@ -140,6 +143,9 @@ func (s *sink) openRouted(ctx context.Context, cat catalog.Catalog, pipeline, in
 		}
 		ts.last = rt.ownEpoch
 		ts.covered = rt.newest.offsets.Clone()
+		if mark != nil && mark.table.name == rt.name {
+			s.trackStateFile(ts, mark.st.stateFile)
+		}
 		tables[rt.name] = ts
 	}
 	return tables, cp, mark, nil

@@ -83,6 +83,9 @@ type tableState struct {
 	wrote map[uint64]schemas.Offsets
 	// nextExpiry is when maintain may expire snapshots next.
 	nextExpiry time.Time
+	// stateFiles are the window state files (statefile.go) this sink wrote to the table or
+	// found named by its checkpoint at Open, until a commit finds them no longer needed.
+	stateFiles []string
 }
 
 // The steps of Commit at which sink.hook is called, once per table committed.
@@ -171,15 +174,10 @@ func (s *sink) openTable(ctx context.Context, cat catalog.Catalog, info componen
 	if err != nil {
 		return nil, nil, err
 	}
-	meta := ts.tbl.Metadata()
-	st, err := latest(meta, info.Pipeline)
-	if err == nil {
-		ts.last, err = lastEpoch(meta, info.Pipeline, info.Instance)
-	}
+	cp, err := s.openCheckpoint(ctx, cat, ts, info)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table %s: %w", ts.name, err)
 	}
-	cp := checkpointOf(info.Pipeline, st)
 	if cp != nil {
 		// The offsets are merged over the copies of the pipeline; the epoch is this copy's
 		// own, which its next epochs follow (copies number their epochs independently).
@@ -429,7 +427,11 @@ func (s *sink) Reload(ctx context.Context) (*component.Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
 	}
-	return checkpointOf(pipeline, st), nil
+	cp, err := checkpointWithState(ctx, tbl, pipeline, st)
+	if err != nil {
+		return nil, fmt.Errorf("%s: table %s: %w", s.what, ts.name, err)
+	}
+	return cp, nil
 }
 
 // refresh loads ts anew from the catalog.

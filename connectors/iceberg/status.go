@@ -45,5 +45,6 @@ func (s *sink) ReadCheckpoint(ctx context.Context, pipeline string) (*component.
 	if snap := tbl.Metadata().SnapshotByID(st.snapshotID); snap != nil {
 		at = time.UnixMilli(snap.TimestampMs)
 	}
-	return checkpointOf(pipeline, st), at, nil
+	cp, err := checkpointWithState(ctx, tbl, pipeline, st)
+	return cp, at, err
 }

@@ -5,6 +5,7 @@ package iceberg
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -30,4 +31,13 @@ func envPause(env, label string) func(step string) error {
 		fmt.Fprintf(os.Stderr, "%s-resume %s\n", label, step)
 		return nil
 	}
+}
+
+// stateInline returns the largest window state kept inline in a snapshot summary:
+// StateInlineEnv's value when set, so that crash tests of small states go through state files.
+func stateInline() int {
+	if n, err := strconv.Atoi(os.Getenv(StateInlineEnv)); err == nil && n >= 0 {
+		return n
+	}
+	return stateInlineMax
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -351,45 +352,60 @@ func (b *boolAcc) Add(v any) {
 func (b *boolAcc) Merge(o Acc) error { b.Add(o.(*boolAcc).v); return nil }
 func (b *boolAcc) Result() any       { return b.v }
 
-// groupAcc collects the values in arrival order, nulls included, as Beam's group.
+// groupAcc collects the values in arrival order, nulls included, as Beam's group. It keeps
+// them encoded (codec.go), one after another: a list of a million integers takes a few bytes
+// each instead of a boxed value and a slot of a []any, and a snapshot copies the bytes as
+// they are. Result decodes them when the window fires.
 type groupAcc struct {
-	vals  []any
-	bytes int
+	enc []byte // the values' encodings, in arrival order
+	n   int
 }
 
-func (g *groupAcc) Check(any) error { return nil }
+func (g *groupAcc) Check(v any) error { return encodable(v) }
 
 func (g *groupAcc) Add(v any) {
-	g.vals = append(g.vals, v)
-	g.bytes += elemSize(v)
+	// Check accepted v, so the encoding cannot fail.
+	g.enc, _ = appendValue(g.enc, v)
+	g.n++
 }
 
 func (g *groupAcc) Merge(o Acc) error {
 	x := o.(*groupAcc)
-	g.vals, g.bytes = append(g.vals, x.vals...), g.bytes+x.bytes
+	g.enc, g.n = append(g.enc, x.enc...), g.n+x.n
 	return nil
 }
 
 func (g *groupAcc) Result() any {
-	if g.vals == nil {
-		return []any{}
+	vals := make([]any, g.n)
+	d := newDecoder(g.enc)
+	for i := range vals {
+		vals[i] = d.value()
 	}
-	return g.vals
+	return vals
 }
 
-func (g *groupAcc) size() int                         { return g.bytes }
-func (g *groupAcc) appendTo(b []byte) ([]byte, error) { return appendValue(b, g.vals) }
+func (g *groupAcc) size() int { return len(g.enc) }
+
+// appendTo writes the values as one encoded list, the format appendValue gives a []any.
+func (g *groupAcc) appendTo(b []byte) ([]byte, error) {
+	b = binary.AppendUvarint(append(b, tagArray), uint64(g.n))
+	return append(b, g.enc...), nil
+}
 
 func (g *groupAcc) readFrom(d *decoder) {
-	a, ok := d.value().([]any)
-	if !ok {
+	if d.Byte() != tagArray {
 		d.Fail()
 		return
 	}
-	g.vals = nil
-	for _, v := range a {
-		g.Add(v)
+	n := d.Count()
+	start := d.B
+	for range n {
+		d.skip()
 	}
+	if d.Err != nil {
+		return
+	}
+	g.enc, g.n = slices.Clone(start[:len(start)-len(d.B)]), n
 }
 
 // concatAcc joins lists into one list, as Beam's ConcatListCombineFn, or strings into one

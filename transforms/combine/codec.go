@@ -142,6 +142,58 @@ func (d *decoder) value() any {
 	return nil
 }
 
+// skip reads past one value without building it.
+func (d *decoder) skip() {
+	switch d.Byte() {
+	case tagNull, tagFalse, tagTrue:
+	case tagInt:
+		d.Varint()
+	case tagFloat:
+		d.Float64()
+	case tagString, tagBytes, tagDecimal:
+		d.Bytes()
+	case tagTime:
+		d.Varint()
+		d.Uvarint()
+	case tagArray:
+		n := d.Count()
+		for i := 0; i < n && d.Err == nil; i++ {
+			d.skip()
+		}
+	case tagMap:
+		n := d.Count()
+		for i := 0; i < n && d.Err == nil; i++ {
+			d.Bytes()
+			d.skip()
+		}
+	default:
+		d.Fail()
+	}
+}
+
+// encodable returns the error appendValue would give for v, without encoding it.
+func encodable(v any) error {
+	switch x := v.(type) {
+	case nil, bool, int64, float64, string, []byte, time.Time, *big.Rat:
+		return nil
+	case []any:
+		for _, e := range x {
+			if err := encodable(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		for _, e := range x {
+			if err := encodable(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("cannot keep a value of Go type %T in window state", v)
+}
+
 // compare orders values for the output order of a window's keys: null first, then
 // booleans, numbers (integers and floats together), strings, bytes, times, and anything
 // else by its encoding.
