@@ -21,6 +21,32 @@ import (
 // never read below the harness's own RSS (184 MB at 200k records before this).
 const rssPoll = 10 * time.Millisecond
 
+// install copies the binary src to dst and returns dst. The runs measure the copy, so that
+// their peak RSS is that of an installed binary whatever made src: a binary the Go linker
+// has just written (go build) is cached in large page-cache folios, and Linux maps a whole
+// cached folio into a process on its first touch, so the same binary's file pages (RssFile)
+// were 95-100 MB at the start of main where a copy, or the file after its cached pages are
+// dropped, has 66-68 MB (docs/operations.md, "Memory").
+func install(src, dst string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("the sluice binary: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("copying the sluice binary: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("copying the sluice binary %s: %w", src, err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("copying the sluice binary %s: %w", src, err)
+	}
+	return dst, nil
+}
+
 // rssPeak is what rssWatch saw: the peak RSS (VmHWM) and the largest anonymous RSS
 // (RssAnon: the heap, stacks and the runtime's own memory, without the binary's file pages),
 // both in MiB.
