@@ -83,18 +83,50 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 	return nil
 }
 
-// encode turns the rows of b into records whose values share one buffer. Rows that fail go to
-// errOut (nil: the first one's RowError is returned).
+// valueChunk is the most bytes of encoded values (of a batch's rows) that share one buffer.
+// A record keeps its buffer alive until the broker acknowledges it, so a producer holding
+// produceBufferBytes of records holds at most a chunk more than that, where one buffer per
+// batch held up to a whole batch more per lane (2048 rows of 1 KiB: 2.3 MB).
+const valueChunk = 256 << 10
+
+// encode turns the rows of b into records whose values share buffers of about valueChunk
+// bytes. Rows that fail go to errOut (nil: the first one's RowError is returned).
 func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]*kgo.Record, *schemas.Batch, error) {
 	schema := b.Schema
 	if schema == nil {
 		schema = w.s.input
 	}
-	data := make([]byte, 0, max(len(b.Rows)*w.rowSize*9/8, 256)) // growing it costs copies
-	ends := make([]int, 0, len(b.Rows))
-	nulls := make([]bool, 0, len(b.Rows))
-	var keys [][]byte
-	var errRows *schemas.Batch
+	recs := make([]*kgo.Record, 0, len(b.Rows))
+	var (
+		data    []byte
+		ends    []int // of the chunk's values in data
+		nulls   []bool
+		keys    [][]byte
+		errRows *schemas.Batch
+		total   int // bytes of all chunks
+	)
+	// chunk starts a buffer sized for the rows left, up to a chunk (growing it costs copies).
+	chunk := func(rowsLeft int) {
+		data = make([]byte, 0, max(min(rowsLeft*w.rowSize*9/8, valueChunk+2*w.rowSize), 256))
+		ends, nulls, keys = ends[:0], nulls[:0], keys[:0]
+	}
+	// cut makes the records of the chunk's values, now that data no longer moves.
+	cut := func() {
+		start := 0
+		for i, end := range ends {
+			r := &kgo.Record{Topic: w.s.topic}
+			if w.s.keyOf != nil {
+				r.Key = keys[i]
+			}
+			if !nulls[i] {
+				r.Value = data[start:end:end]
+			}
+			recs = append(recs, r)
+			start = end
+		}
+		total += len(data)
+	}
+	chunk(len(b.Rows))
 	for i, row := range b.Rows {
 		var key []byte
 		if w.s.keyOf != nil {
@@ -129,22 +161,14 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 		if w.s.keyOf != nil {
 			keys = append(keys, key)
 		}
-	}
-	if len(ends) > 0 {
-		w.rowSize = len(data)/len(ends) + 1
-	}
-	recs := make([]*kgo.Record, len(ends))
-	start := 0
-	for i, end := range ends {
-		r := &kgo.Record{Topic: w.s.topic}
-		if keys != nil {
-			r.Key = keys[i]
+		if len(data) >= valueChunk && i+1 < len(b.Rows) {
+			cut()
+			chunk(len(b.Rows) - i - 1)
 		}
-		if !nulls[i] {
-			r.Value = data[start:end:end]
-		}
-		recs[i] = r
-		start = end
+	}
+	cut()
+	if len(recs) > 0 {
+		w.rowSize = total/len(recs) + 1
 	}
 	return recs, errRows, nil
 }
