@@ -97,42 +97,16 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 		schema = w.s.input
 	}
 	recs := make([]*kgo.Record, 0, len(b.Rows))
-	var (
-		data    []byte
-		ends    []int // of the chunk's values in data
-		nulls   []bool
-		keys    [][]byte
-		errRows *schemas.Batch
-		total   int // bytes of all chunks
-	)
-	// chunk starts a buffer sized for the rows left, up to a chunk (growing it costs copies).
-	chunk := func(rowsLeft int) {
-		data = make([]byte, 0, max(min(rowsLeft*w.rowSize*9/8, valueChunk+2*w.rowSize), 256))
-		ends, nulls, keys = ends[:0], nulls[:0], keys[:0]
-	}
-	// cut makes the records of the chunk's values, now that data no longer moves.
-	cut := func() {
-		start := 0
-		for i, end := range ends {
-			r := &kgo.Record{Topic: w.s.topic}
-			if w.s.keyOf != nil {
-				r.Key = keys[i]
-			}
-			if !nulls[i] {
-				r.Value = data[start:end:end]
-			}
-			recs = append(recs, r)
-			start = end
-		}
-		total += len(data)
-	}
-	chunk(len(b.Rows))
+	data := w.chunk(len(b.Rows))
+	chunk := recs // the records whose values are in data
+	var errRows *schemas.Batch
+	total := 0 // bytes of the values
 	for i, row := range b.Rows {
-		var key []byte
+		r := &kgo.Record{Topic: w.s.topic}
 		if w.s.keyOf != nil {
 			v, err := w.s.keyOf(row)
 			if err == nil {
-				key, err = keyBytes(v)
+				r.Key, err = keyBytes(v)
 			}
 			if err != nil {
 				if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
@@ -146,9 +120,6 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 		var null bool
 		var err error
 		data, null, err = w.enc(data, schema, row)
-		if null {
-			data = data[:start]
-		}
 		if err != nil {
 			data = data[:start]
 			if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
@@ -156,21 +127,45 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 			}
 			continue
 		}
-		ends = append(ends, len(data))
-		nulls = append(nulls, null)
-		if w.s.keyOf != nil {
-			keys = append(keys, key)
+		if null {
+			data = data[:start]
+		} else {
+			r.Value = data[start:len(data):len(data)] // settle moves it into data as it ends
 		}
+		recs = append(recs, r)
 		if len(data) >= valueChunk && i+1 < len(b.Rows) {
-			cut()
-			chunk(len(b.Rows) - i - 1)
+			total += settle(chunk, data)
+			data = w.chunk(len(b.Rows) - i - 1)
+			chunk = recs[len(recs):]
 		}
 	}
-	cut()
+	total += settle(chunk, data)
 	if len(recs) > 0 {
 		w.rowSize = total/len(recs) + 1
 	}
 	return recs, errRows, nil
+}
+
+// chunk is a buffer for the values of the rows left, up to about valueChunk bytes (growing
+// it costs copies).
+func (w *laneWriter) chunk(rowsLeft int) []byte {
+	return make([]byte, 0, max(min(rowsLeft*w.rowSize*9/8, valueChunk+2*w.rowSize), 256))
+}
+
+// settle points the values of recs into data as it ends, and returns its length. Each value
+// was sliced from data as it was when the value was encoded; append may have moved data to a
+// larger array since, and a value left in an old array would keep that array alive too.
+func settle(recs []*kgo.Record, data []byte) int {
+	start := 0
+	for _, r := range recs {
+		if r.Value == nil {
+			continue
+		}
+		end := start + len(r.Value)
+		r.Value = data[start:end:end]
+		start = end
+	}
+	return len(data)
 }
 
 // send produces records asynchronously; txn marks them as part of the open transaction.
