@@ -199,7 +199,7 @@ func (e *env) runLatency(ctx context.Context, mode latencyMode, label, bin strin
 	stopRSS := rssWatch(cmd.Process.Pid)
 	exited := make(chan error, 1)
 	var rss float64 // written before exited receives
-	go func() { err := cmd.Wait(); rss = stopRSS(); exited <- err }()
+	go func() { err := cmd.Wait(); rss = stopRSS().hwm; exited <- err }()
 	stopped := false
 	defer func() {
 		if !stopped {

@@ -165,10 +165,18 @@ func run(ctx context.Context, o options) (*results, error) {
 	defer os.RemoveAll(dir)
 	e := &env{sluice: o.sluice, dir: dir, records: o.records, trigger: o.trigger, profiles: o.profiles, heapProfiles: o.heapProfiles, base: o.base}
 	if e.sluice == "" {
-		e.sluice = filepath.Join(dir, "sluice")
+		e.sluice = filepath.Join(dir, "sluice-built")
 		progress("building sluice")
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", e.sluice, "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("go build ./cmd/sluice: %w\n%s", err, out)
+		}
+	}
+	if e.sluice, err = install(e.sluice, filepath.Join(dir, "sluice")); err != nil {
+		return nil, err
+	}
+	if e.base != "" {
+		if e.base, err = install(e.base, filepath.Join(dir, "sluice-base")); err != nil {
+			return nil, err
 		}
 	}
 	stopBroker, err := e.startBroker(ctx)

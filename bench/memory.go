@@ -21,12 +21,43 @@ import (
 // never read below the harness's own RSS (184 MB at 200k records before this).
 const rssPoll = 10 * time.Millisecond
 
+// install copies the binary src to dst and returns dst. The runs measure the copy, so that
+// their peak RSS is that of an installed binary whatever made src: a binary the Go linker
+// has just written (go build) is cached in large page-cache folios, and Linux maps a whole
+// cached folio into a process on its first touch, so the same binary's file pages (RssFile)
+// were 95-100 MB at the start of main where a copy, or the file after its cached pages are
+// dropped, has 66-68 MB (docs/operations.md, "Memory").
+func install(src, dst string) (string, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", fmt.Errorf("the sluice binary: %w", err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("copying the sluice binary: %w", err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return "", fmt.Errorf("copying the sluice binary %s: %w", src, err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("copying the sluice binary %s: %w", src, err)
+	}
+	return dst, nil
+}
+
+// rssPeak is what rssWatch saw: the peak RSS (VmHWM) and the largest anonymous RSS
+// (RssAnon: the heap, stacks and the runtime's own memory, without the binary's file pages),
+// both in MiB.
+type rssPeak struct{ hwm, anon float64 }
+
 // rssWatch polls the peak RSS of process pid until stop, which returns it in MiB (the
 // tables' "peak RSS MB", as ru_maxrss was reported before).
-func rssWatch(pid int) (stop func() float64) {
+func rssWatch(pid int) (stop func() rssPeak) {
 	path := fmt.Sprintf("/proc/%d/status", pid)
 	done := make(chan struct{})
-	var peak float64
+	var peak rssPeak
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -34,8 +65,9 @@ func rssWatch(pid int) (stop func() float64) {
 		t := time.NewTicker(rssPoll)
 		defer t.Stop()
 		for {
-			if kb, ok := vmHWM(path); ok {
-				peak = max(peak, kb/1024)
+			if st, ok := readStatus(path, "VmHWM:", "RssAnon:"); ok {
+				peak.hwm = max(peak.hwm, st[0]/1024)
+				peak.anon = max(peak.anon, st[1]/1024)
 			}
 			select {
 			case <-done:
@@ -44,27 +76,36 @@ func rssWatch(pid int) (stop func() float64) {
 			}
 		}
 	}()
-	return func() float64 {
+	return func() rssPeak {
 		close(done)
 		wg.Wait()
 		return peak
 	}
 }
 
-// vmHWM reads the VmHWM line (KiB) of a /proc/PID/status file.
-func vmHWM(path string) (float64, bool) {
+// readStatus reads the lines named keys (values in KiB) of a /proc/PID/status file, in the
+// order of keys; ok is false unless every one was there.
+func readStatus(path string, keys ...string) (kb []float64, ok bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
+	kb = make([]float64, len(keys))
+	found := 0
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-			return kb, err == nil
+		for i, k := range keys {
+			if v, cut := strings.CutPrefix(sc.Text(), k); cut {
+				n, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
+				if err != nil {
+					return nil, false
+				}
+				kb[i] = n
+				found++
+			}
 		}
 	}
-	return 0, false
+	return kb, found == len(keys)
 }
 
 // heapWatch is --heapprofile-dir: the sluice process serves its profiler (--http-addr

@@ -123,11 +123,11 @@ func field[T any](runs []T, f func(T) float64) []float64 {
 
 // summary is the medians of a series.
 type summary struct {
-	cpu, wall, rss, rows, mbPerCPU, spread float64
-	commits                                []float64
-	files                                  []int64
-	filesPerRun                            float64
-	checks                                 []string
+	cpu, wall, rss, anon, rows, mbPerCPU, spread float64
+	commits                                      []float64
+	files                                        []int64
+	filesPerRun                                  float64
+	checks                                       []string
 }
 
 func summarize(s series, mb float64) summary {
@@ -135,6 +135,7 @@ func summarize(s series, mb float64) summary {
 	sum.cpu = median(field(s.Runs, func(m measurement) float64 { return m.CPU }))
 	sum.wall = median(field(s.Runs, func(m measurement) float64 { return m.Wall }))
 	sum.rss = median(field(s.Runs, func(m measurement) float64 { return m.RSSMB }))
+	sum.anon = median(field(s.Runs, func(m measurement) float64 { return m.AnonMB }))
 	sum.rows = median(field(s.Runs, func(m measurement) float64 { return float64(m.Rows) }))
 	sum.mbPerCPU = mb / sum.cpu
 	sum.spread = spread(field(s.Runs, func(m measurement) float64 { return mb / m.CPU }))
@@ -186,7 +187,7 @@ func report(w io.Writer, r *results) bool {
 			pct(sum.spread), num(sum.rows/sum.wall, 0), num(sum.rss, 0), check(sum.checks))
 	}
 
-	fmt.Fprintln(w, "\n| scenario | wall s | CPU s | MB per CPU-s | spread | rows/s | peak RSS MB | data files per run | file MiB min / median / max | commit p50 / p99 ms | of raw limit | x Google | check |")
+	fmt.Fprintln(w, "\n| scenario | wall s | CPU s | MB per CPU-s | spread | rows/s | peak RSS MB (anon) | data files per run | file MiB min / median / max | commit p50 / p99 ms | of raw limit | x Google | check |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range r.Runs {
 		if s.NotBuilt != "" {
@@ -211,7 +212,7 @@ func report(w io.Writer, r *results) bool {
 			google = num(sum.mbPerCPU/s.Google, 1) + "x"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | **%s** | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s |\n", s.Name, num(sum.wall, 2), num(sum.cpu, 2),
-			num(sum.mbPerCPU, 1), pct(sum.spread), num(sum.rows/sum.wall, 0), num(sum.rss, 0), files, sizes,
+			num(sum.mbPerCPU, 1), pct(sum.spread), num(sum.rows/sum.wall, 0), num(sum.rss, 0)+" ("+num(sum.anon, 0)+")", files, sizes,
 			num(percentile(sum.commits, 50), 0), num(percentile(sum.commits, 99), 0), ofRaw, google, check(sum.checks))
 	}
 

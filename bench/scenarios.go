@@ -83,6 +83,7 @@ type measurement struct {
 	Wall    float64   `json:"wall_s"`
 	CPU     float64   `json:"cpu_s"`
 	RSSMB   float64   `json:"peak_rss_mb"`
+	AnonMB  float64   `json:"peak_anon_mb"` // the largest RssAnon: RSS less the binary's file pages
 	Rows    int64     `json:"rows"`
 	Commits []float64 `json:"commit_ms,omitempty"`
 	Files   []int64   `json:"data_file_bytes,omitempty"`
@@ -298,7 +299,8 @@ func measure(ctx context.Context, heap *heapWatch, name string, args ...string) 
 			}
 		}()
 		err = cmd.Wait()
-		m.RSSMB = stopRSS()
+		peak := stopRSS()
+		m.RSSMB, m.AnonMB = peak.hwm, peak.anon
 		stopHeap()
 		<-heapDone
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/component"
 	"github.com/sluicehq/sluice/internal/diag"
 	"github.com/sluicehq/sluice/internal/embedded"
+	"github.com/sluicehq/sluice/internal/memlimit"
 	"github.com/sluicehq/sluice/internal/outage"
 	"github.com/sluicehq/sluice/runner"
 )
@@ -90,6 +91,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	log = slog.New(maskHandler{h: log.Handler(), s: &shown})
 	slog.SetDefault(log)
 	slog.SetLogLoggerLevel(slog.LevelWarn)
+	memlimit.Apply(log)
 	out := runOutput{stderr: stderr, log: log, json: jsonLogs}
 	tf.warn = func(msg string) { log.Warn(msg) }
 	tf.opts.Secrets = &shown

@@ -83,24 +83,30 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 	return nil
 }
 
-// encode turns the rows of b into records whose values share one buffer. Rows that fail go to
-// errOut (nil: the first one's RowError is returned).
+// valueChunk is the most bytes of encoded values (of a batch's rows) that share one buffer.
+// A record keeps its buffer alive until the broker acknowledges it, so a producer holding
+// produceBufferBytes of records holds at most a chunk more than that, where one buffer per
+// batch held up to a whole batch more per lane (2048 rows of 1 KiB: 2.3 MB).
+const valueChunk = 256 << 10
+
+// encode turns the rows of b into records whose values share buffers of about valueChunk
+// bytes. Rows that fail go to errOut (nil: the first one's RowError is returned).
 func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]*kgo.Record, *schemas.Batch, error) {
 	schema := b.Schema
 	if schema == nil {
 		schema = w.s.input
 	}
-	data := make([]byte, 0, max(len(b.Rows)*w.rowSize*9/8, 256)) // growing it costs copies
-	ends := make([]int, 0, len(b.Rows))
-	nulls := make([]bool, 0, len(b.Rows))
-	var keys [][]byte
+	recs := make([]*kgo.Record, 0, len(b.Rows))
+	data := w.chunk(len(b.Rows))
+	chunk := recs // the records whose values are in data
 	var errRows *schemas.Batch
+	total := 0 // bytes of the values
 	for i, row := range b.Rows {
-		var key []byte
+		r := &kgo.Record{Topic: w.s.topic}
 		if w.s.keyOf != nil {
 			v, err := w.s.keyOf(row)
 			if err == nil {
-				key, err = keyBytes(v)
+				r.Key, err = keyBytes(v)
 			}
 			if err != nil {
 				if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
@@ -114,9 +120,6 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 		var null bool
 		var err error
 		data, null, err = w.enc(data, schema, row)
-		if null {
-			data = data[:start]
-		}
 		if err != nil {
 			data = data[:start]
 			if errRows, err = errOut.Add(errRows, b, i, fmt.Errorf("%s: %w", w.s.what, err)); err != nil {
@@ -124,29 +127,45 @@ func (w *laneWriter) encode(b *schemas.Batch, errOut *component.ErrorOutput) ([]
 			}
 			continue
 		}
-		ends = append(ends, len(data))
-		nulls = append(nulls, null)
-		if w.s.keyOf != nil {
-			keys = append(keys, key)
+		if null {
+			data = data[:start]
+		} else {
+			r.Value = data[start:len(data):len(data)] // settle moves it into data as it ends
+		}
+		recs = append(recs, r)
+		if len(data) >= valueChunk && i+1 < len(b.Rows) {
+			total += settle(chunk, data)
+			data = w.chunk(len(b.Rows) - i - 1)
+			chunk = recs[len(recs):]
 		}
 	}
-	if len(ends) > 0 {
-		w.rowSize = len(data)/len(ends) + 1
-	}
-	recs := make([]*kgo.Record, len(ends))
-	start := 0
-	for i, end := range ends {
-		r := &kgo.Record{Topic: w.s.topic}
-		if keys != nil {
-			r.Key = keys[i]
-		}
-		if !nulls[i] {
-			r.Value = data[start:end:end]
-		}
-		recs[i] = r
-		start = end
+	total += settle(chunk, data)
+	if len(recs) > 0 {
+		w.rowSize = total/len(recs) + 1
 	}
 	return recs, errRows, nil
+}
+
+// chunk is a buffer for the values of the rows left, up to about valueChunk bytes (growing
+// it costs copies).
+func (w *laneWriter) chunk(rowsLeft int) []byte {
+	return make([]byte, 0, max(min(rowsLeft*w.rowSize*9/8, valueChunk+2*w.rowSize), 256))
+}
+
+// settle points the values of recs into data as it ends, and returns its length. Each value
+// was sliced from data as it was when the value was encoded; append may have moved data to a
+// larger array since, and a value left in an old array would keep that array alive too.
+func settle(recs []*kgo.Record, data []byte) int {
+	start := 0
+	for _, r := range recs {
+		if r.Value == nil {
+			continue
+		}
+		end := start + len(r.Value)
+		r.Value = data[start:end:end]
+		start = end
+	}
+	return len(data)
 }
 
 // send produces records asynchronously; txn marks them as part of the open transaction.

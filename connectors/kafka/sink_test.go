@@ -459,3 +459,33 @@ func TestTransactionTimeoutFollowsEpochs(t *testing.T) {
 		t.Errorf("a transaction timeout shorter than an epoch: %v", err)
 	}
 }
+
+// A batch larger than a value buffer (valueChunk) is written across several buffers: every
+// row arrives once, whole, as written.
+func TestWriteBatchAcrossBuffers(t *testing.T) {
+	h := newHarness(t, component.ExactlyOnce)
+	s, _ := h.open()
+	pad := strings.Repeat("x", 1000)
+	b := &schemas.Batch{Schema: people}
+	var wantLines []string
+	const n = 1200 // ~1.2 MB of values: 5 buffers
+	for i := range n {
+		name := fmt.Sprintf("n%d-%s", i, pad)
+		b.Rows = append(b.Rows, schemas.Row{int64(i), name})
+		b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: int64(i)})
+		wantLines = append(wantLines, fmt.Sprintf(`{"id":%d,"name":%q}`, i, name))
+	}
+	if n*len(pad) < 4*valueChunk {
+		t.Fatalf("the batch (%d bytes) does not span several buffers of %d", n*len(pad), valueChunk)
+	}
+	if err := s.Writer(0).Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	h.flush(s, 1)
+	h.commit(s, 1, n)
+	got := h.visible(true)
+	sort.Strings(wantLines)
+	if !slices.Equal(got, wantLines) {
+		t.Fatalf("read %d records, want the %d written, each once and whole", len(got), n)
+	}
+}
