@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,15 +44,18 @@ func (s *sink) pendingChanges(ts *tableState, epoch uint64) *changes {
 	return out
 }
 
-// writeChanges writes the upsert changes of a commit: the newest row of every key that is not
-// deleted into data files (iceberg-go's record writer, as appends), and every changed key into
-// equality delete files on the key columns (iceberg-go's Transaction.WriteEqualityDeletes).
-// In one snapshot the deletes apply to the rows of earlier snapshots only (their data sequence
-// number is the snapshot's, and an equality delete applies to data files of a lower one), so
-// the new rows survive their own deletes.
-func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, ch *changes) (data, deletes []iceberg.DataFile, err error) {
+// writeChanges writes what an upsert commit needs besides files, the data files the lanes
+// wrote and sealed for it: the newest rows still held in converted batches (a partitioned
+// table's) into data files (iceberg-go's record writer, as appends), the rows of files that
+// later changes of their keys superseded into a position delete file, and every changed key
+// into equality delete files on the key columns (iceberg-go's Transaction.WriteEqualityDeletes).
+// It returns the commit's data files (files and the new ones) and delete files. In one
+// snapshot the equality deletes apply to the rows of earlier snapshots only (their data
+// sequence number is the snapshot's, and an equality delete applies to data files of a lower
+// one), so the new rows survive them; the position deletes apply to the snapshot's own files.
+func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, files []iceberg.DataFile, ch *changes) (data, deletes []iceberg.DataFile, err error) {
 	if len(ch.keys) == 0 {
-		return nil, nil, nil
+		return files, nil, nil
 	}
 	up := s.plan.upsert
 	keys := make([]schemas.Row, 0, len(ch.keys))
@@ -68,6 +72,13 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 		}
 	}
 	wr := ts.wr.Load()
+	if len(ch.dead) > 0 {
+		pos, err := writePosDeletes(ctx, wr.tbl, ch.dead)
+		if err != nil {
+			return nil, nil, fmt.Errorf("writing the position delete file: %w", err)
+		}
+		deletes = append(deletes, pos)
+	}
 	if len(live) > 0 {
 		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), newestRows(ctx, ch.batches, live), table.WithMaxWriteWorkers(1)) {
 			if err != nil {
@@ -102,14 +113,16 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 	}
 	// A transaction of wr.tbl only to write the files (with sluice's file sizes); the commit
 	// is a transaction of its own, which may be rebuilt on a newer table.
-	if deletes, err = wr.tbl.NewTransaction().WriteEqualityDeletes(ctx, ids, records(conv, keys)); err != nil {
+	eq, err := wr.tbl.NewTransaction().WriteEqualityDeletes(ctx, ids, records(conv, keys))
+	if err != nil {
 		return nil, nil, fmt.Errorf("writing equality delete files: %w", err)
 	}
-	for _, df := range slices.Concat(data, deletes) {
+	deletes = append(deletes, eq...)
+	for _, df := range slices.Concat(data, deletes) { // the files written here
 		s.filesWritten.Add(1)
 		s.bytesWritten.Add(df.FileSizeBytes())
 	}
-	return data, deletes, nil
+	return slices.Concat(files, data), deletes, nil
 }
 
 // newestRows yields, in the order they were written, the rows of batches that live marks as
@@ -178,6 +191,17 @@ func records(conv *converter, rows []schemas.Row) iter.Seq2[arrow.RecordBatch, e
 
 // stageRowDelta stages data files and equality delete files in txn as one snapshot with the
 // summary props: iceberg-go's RowDelta (an overwrite snapshot, or a delete one without data).
+// Its position deletes name only the snapshot's own new files, which the summary says
+// (keyOwnPosDeletes).
 func stageRowDelta(ctx context.Context, txn *table.Transaction, data, deletes []iceberg.DataFile, props iceberg.Properties) error {
+	own := 0
+	for _, df := range deletes {
+		if df.ContentType() == iceberg.EntryContentPosDeletes {
+			own++
+		}
+	}
+	if own > 0 {
+		props[keyOwnPosDeletes] = strconv.Itoa(own)
+	}
 	return txn.NewRowDelta(props).AddRows(data...).AddDeletes(deletes...).Commit(ctx)
 }

@@ -211,36 +211,51 @@ func (u *upsertPlan) deletes(in schemas.Row) (bool, error) {
 	return false, fmt.Errorf("upsert: delete gave %T, not a boolean", v)
 }
 
-// change is the newest change of one key: a row of a converted batch, or a delete.
+// change is the newest change of one key: a row written into one of the sink's new files, a
+// row of a converted batch (written at the commit), or a delete.
 type change struct {
 	key   schemas.Row // the key's values, in upsert.key order, for the delete file
-	batch *converted  // the batch holding the written row; nil when the key is deleted
+	at    posDelete   // where the row was written; file "" when it is in batch or deleted
+	batch *converted  // the batch holding the row; nil when it was written or the key deleted
 	row   int         // the row's index in batch
 }
 
 // converted is a batch of rows as the lane converted them to the table's Arrow schema when
 // they were written (which checks them): the commit writes its rows that are still the
-// newest of their keys from it, without converting them again. It is never released: the
-// commit may be retried with it, and the Go allocator's memory is the collector's.
+// newest of their keys from it, without converting them again. Only upserts into a
+// partitioned table hold them; an unpartitioned table's rows are written as they come. It is
+// never released: the commit may be retried with it, and the Go allocator's memory is the
+// collector's.
 type converted struct {
 	rec arrow.RecordBatch
 }
 
 // changes are the newest change per key (keyOf) of a lane in an epoch, or of several epochs
-// and lanes merged for a commit, with the converted batches their rows are in.
+// and lanes merged for a commit, with the converted batches their rows are in and the rows
+// of the sink's new files that later changes of their keys superseded.
 type changes struct {
 	keys    map[string]change
 	batches []*converted // in the order they were written
+	dead    []posDelete  // written rows superseded: the commit deletes them by position
 }
 
 func newChanges() *changes { return &changes{keys: map[string]change{}} }
 
+// set makes c the newest change of key k; a row of k that was written becomes dead.
+func (c *changes) set(k string, ch change) {
+	if old, ok := c.keys[k]; ok && old.at.file != "" {
+		c.dead = append(c.dead, old.at)
+	}
+	c.keys[k] = ch
+}
+
 // merge lays later over c: the newer change of a key wins.
 func (c *changes) merge(later *changes) {
 	for k, ch := range later.keys {
-		c.keys[k] = ch
+		c.set(k, ch)
 	}
 	c.batches = append(c.batches, later.batches...)
+	c.dead = append(c.dead, later.dead...)
 }
 
 // splitUpserts takes the rows of g for an upsert table. A row whose key is null or whose
@@ -274,10 +289,10 @@ func (w *laneWriter) splitUpserts(g *routed, b *schemas.Batch, errOut *component
 	return dels, errs, nil
 }
 
-// buffer records the rows of g (written, converted into rec, nil when none) and dels
-// (deleting their key) as the lane's newest changes of their keys, in the order of the batch:
-// the last row of a key wins. The changes keep rec until the commit.
-func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch) {
+// buffer records the rows of g (written by the direct path from at on, or converted into rec,
+// nil when none) and dels (deleting their key) as the lane's newest changes of their keys, in
+// the order of the batch: the last row of a key wins. The changes keep rec until the commit.
+func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch, at posDelete) {
 	if w.ups == nil {
 		w.ups = map[*tableState]*changes{}
 	}
@@ -298,12 +313,16 @@ func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch) {
 		for k, i := range up.keyIdx {
 			c.key[k] = row[i]
 		}
-		ch.keys[string(w.key)] = c
+		ch.set(string(w.key), c)
 	}
 	a, d := 0, 0
 	for a < len(g.rows) || d < len(dels.rows) {
 		if d == len(dels.rows) || (a < len(g.rows) && g.idx[a] < dels.idx[d]) {
-			put(g.rows[a], change{batch: batch, row: a})
+			c := change{batch: batch, row: a}
+			if at.file != "" {
+				c = change{at: posDelete{file: at.file, pos: at.pos + int64(a)}}
+			}
+			put(g.rows[a], c)
 			a++
 		} else {
 			put(dels.rows[d], change{})
