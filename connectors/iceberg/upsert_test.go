@@ -179,7 +179,8 @@ var epochs = [][2][]ev{
 
 // TestUpsertLatestPerKey: after each epoch's commit the table read with iceberg-go's scan
 // holds exactly the latest row of every key, one snapshot per epoch with equality deletes;
-// ReadFromIceberg reads the same. Also for a table bucketed by its key, and on a Hadoop catalog.
+// ReadFromIceberg reads the same. Also for a table bucketed by its key, on a Hadoop catalog,
+// and with small row groups.
 func TestUpsertLatestPerKey(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -189,6 +190,8 @@ func TestUpsertLatestPerKey(t *testing.T) {
 		{"unpartitioned", false, nil},
 		{"bucket(id)", false, []string{`partition_fields: ["bucket(id, 4)"]`}},
 		{"hadoop catalog", true, nil},
+		// Rows deleted by position in files of several row groups.
+		{"row groups of 2 rows", false, []string{`table_properties: {write.parquet.row-group-limit: "2"}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWarehouse(t)
