@@ -30,17 +30,29 @@ func (s *sink) sealChanges(ts *tableState, epoch uint64, ch *changes) {
 // pendingChanges merges the changes sealed in ts for the epochs up to epoch: a later epoch's
 // change of a key wins over an earlier one's. Within an epoch the lanes' changes are merged
 // in the order the lanes flushed, which matters only for a key read from several partitions.
+// They are merged into the first (no copy of its map) and kept as epoch's only changes, so
+// that a commit tried again merges nothing twice.
 func (s *sink) pendingChanges(ts *tableState, epoch uint64) *changes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := newChanges()
+	var out *changes
 	for _, e := range slices.Sorted(maps.Keys(ts.changes)) {
-		if e <= epoch {
-			for _, ch := range ts.changes[e] {
-				out.merge(&ch)
+		if e > epoch {
+			continue
+		}
+		for i := range ts.changes[e] {
+			if out == nil {
+				out = &ts.changes[e][i]
+			} else {
+				out.merge(&ts.changes[e][i])
 			}
 		}
+		delete(ts.changes, e)
 	}
+	if out == nil {
+		return newChanges()
+	}
+	ts.changes[epoch] = []changes{*out}
 	return out
 }
 
@@ -60,15 +72,21 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 	up := s.plan.upsert
 	keys := make([]schemas.Row, 0, len(ch.keys))
 	live := make(map[*converted][]bool, len(ch.batches))
-	for _, c := range ch.keys {
-		keys = append(keys, c.key)
-		if c.batch != nil {
-			mask := live[c.batch]
-			if mask == nil {
-				mask = make([]bool, c.batch.rec.NumRows())
-				live[c.batch] = mask
+	for k, c := range ch.keys {
+		key, ok := ch.values[k]
+		if !ok {
+			if key, ok = keyValues(k, len(up.key)); !ok {
+				return nil, nil, fmt.Errorf("the key %q has no values", k)
 			}
-			mask[c.row] = true
+		}
+		keys = append(keys, key)
+		if c.at != nil && c.at.batch != nil {
+			mask := live[c.at.batch]
+			if mask == nil {
+				mask = make([]bool, c.at.batch.rec.NumRows())
+				live[c.at.batch] = mask
+			}
+			mask[c.pos] = true
 		}
 	}
 	wr := ts.wr.Load()

@@ -469,3 +469,27 @@ func TestUpsertEpochsInOneCommit(t *testing.T) {
 		t.Fatalf("%d snapshots, want the two epochs in one", n)
 	}
 }
+
+// TestKeyValues: the key values the equality delete file gets are decoded from the keys the
+// lanes encoded (keyOf), also for strings that look like an encoding, and keys of other
+// types are not decoded (the lanes keep their values aside).
+func TestKeyValues(t *testing.T) {
+	up := &upsertPlan{key: []string{"a", "b", "c"}, keyIdx: []int{0, 1, 2}}
+	for _, key := range []schemas.Row{
+		{int64(-12), "x:s3:abc", []byte("")},
+		{int64(0), "", []byte("i5:")},
+	} {
+		k, err := up.keyOf(nil, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := keyValues(string(k), 3)
+		if !ok || got[0] != key[0] || got[1] != key[1] || string(got[2].([]byte)) != string(key[2].([]byte)) {
+			t.Errorf("key %v encoded %q decodes to %v, %v", key, k, got, ok)
+		}
+	}
+	k, _ := up.keyOf(nil, schemas.Row{int64(1), "x", true})
+	if _, ok := keyValues(string(k), 3); ok {
+		t.Errorf("a boolean key (%q) decoded", k)
+	}
+}
