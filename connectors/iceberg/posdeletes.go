@@ -37,8 +37,10 @@ var posDeleteProps = []parquet.WriterProperty{parquet.WithCompression(compress.C
 
 // writePosDeletes writes dels, all in data files of the unpartitioned table tbl (the write
 // view), into one position delete file, sorted by file and position as the spec wants, and
-// describes it (full metrics of file_path, so that readers match it to the files it names;
-// ReferencedDataFile when it names one file).
+// describes it (full metrics of file_path, so that readers match it to the files it names).
+// It never records a ReferencedDataFile: iceberg-go's row delta checks such a file against
+// the table it commits on when another commit came first, where the commit's own new files
+// are not yet, and fails the commit.
 func writePosDeletes(ctx context.Context, tbl *table.Table, dels []posDelete) (iceberg.DataFile, error) {
 	slices.SortFunc(dels, func(a, b posDelete) int {
 		return cmp.Or(cmp.Compare(a.file, b.file), cmp.Compare(a.pos, b.pos))
@@ -99,15 +101,11 @@ func writePosDeletes(ctx context.Context, tbl *table.Table, dels []posDelete) (i
 		_ = wfs.Remove(path)
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	var ref *string
-	if first, last := dels[0].file, dels[len(dels)-1].file; first == last {
-		ref = &first
-	}
 	df, err := table.DataFileFromMetadata(table.DataFileArgs{
 		Schema: iceberg.PositionalDeleteSchema, Spec: tbl.Spec(), Format: iceberg.ParquetFile, Metadata: meta,
 		FilePath: path, FileSize: size.n, Content: iceberg.EntryContentPosDeletes,
 		Properties:    iceberg.Properties{"write.metadata.metrics.default": "full"},
-		FormatVersion: tbl.Metadata().Version(), ReferencedDataFile: ref,
+		FormatVersion: tbl.Metadata().Version(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the metrics of %s: %w", path, err)

@@ -54,6 +54,25 @@ func TestPositionDeletesApplyInTheirSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Another writer's commits first: the row delta is validated against the table's head,
+	// and its position deletes name files that only the delta itself adds.
+	for i, id := range []int64{5, 6} {
+		other := newRowFiles(wr.direct, 1+i)
+		if err := other.write(ctx, []schemas.Row{{id, "e"}}); err != nil {
+			t.Fatal(err)
+		}
+		files, err := other.end()
+		if err != nil {
+			t.Fatal(err)
+		}
+		txn := w.load("db.cdc").NewTransaction()
+		if err := txn.AddDataFiles(ctx, files, iceberg.Properties{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := txn.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	txn := w.load("db.cdc").NewTransaction()
 	if err := stageRowDelta(ctx, txn, data, append(eq, pos), iceberg.Properties{}); err != nil {
 		t.Fatal(err)
@@ -62,8 +81,8 @@ func TestPositionDeletesApplyInTheirSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := slices.Sorted(slices.Values(w.ids("db.cdc")))
-	if !slices.Equal(got, []int64{1, 3}) {
-		t.Fatalf("the table holds ids %v, want [1 3]: rows 1 and 3 of the file deleted by position, key 3's equality delete of the same snapshot not applied", got)
+	if !slices.Equal(got, []int64{1, 3, 5, 6}) {
+		t.Fatalf("the table holds ids %v, want [1 3 5 6]: rows 1 and 3 of the file deleted by position, key 3's equality delete of the same snapshot not applied", got)
 	}
 	if files, err := describeTable(ctx, w.load("db.cdc")); err != nil || files.deletes != 2 {
 		t.Fatalf("%d delete files (%v), want 2", files.deletes, err)
