@@ -110,7 +110,7 @@ func (s *sink) commitTable(ctx context.Context, ts *tableState, cp component.Com
 	files := s.pending(ts, cp.Epoch)
 	var deletes []iceberg.DataFile
 	if s.plan.upsert != nil {
-		if files, deletes, err = s.writeChanges(ctx, ts, tbl, s.pendingChanges(ts, cp.Epoch)); err != nil {
+		if files, deletes, err = s.writeChanges(ctx, ts, tbl, files, s.pendingChanges(ts, cp.Epoch)); err != nil {
 			return fmt.Errorf("%s: epoch %d of table %s: %w", s.what, cp.Epoch, ts.name, err)
 		}
 	}

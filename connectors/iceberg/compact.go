@@ -297,7 +297,9 @@ func changedSince(meta table.Metadata, base *table.Snapshot) error {
 		}
 		p := snap.Summary.Properties
 		count := func(key string) int { n, _ := strconv.Atoi(p[key]); return n }
-		if count("deleted-data-files") > 0 || count("added-delete-files") > count("added-equality-delete-files") {
+		// An upsert's position deletes that name only the snapshot's own files (keyOwnPosDeletes)
+		// touch none of the files the rewrite read.
+		if count("deleted-data-files") > 0 || count("added-delete-files") > count("added-equality-delete-files")+count(keyOwnPosDeletes) {
 			return fmt.Errorf("%w: snapshot %d (%s) removed data files or added position deletes since the compaction read the table", errAbandon, snap.SnapshotID, snap.Summary.Operation)
 		}
 	}
@@ -315,7 +317,7 @@ func (rw *rewrite) props(meta table.Metadata) (iceberg.Properties, error) {
 				continue
 			}
 			for k, v := range snap.Summary.Properties {
-				if strings.HasPrefix(k, "sluice.") {
+				if strings.HasPrefix(k, "sluice.") && k != keyOwnPosDeletes { // not the commit's own deletes
 					props[k] = v
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,45 +30,73 @@ func (s *sink) sealChanges(ts *tableState, epoch uint64, ch *changes) {
 // pendingChanges merges the changes sealed in ts for the epochs up to epoch: a later epoch's
 // change of a key wins over an earlier one's. Within an epoch the lanes' changes are merged
 // in the order the lanes flushed, which matters only for a key read from several partitions.
+// They are merged into the first (no copy of its map) and kept as epoch's only changes, so
+// that a commit tried again merges nothing twice.
 func (s *sink) pendingChanges(ts *tableState, epoch uint64) *changes {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := newChanges()
+	var out *changes
 	for _, e := range slices.Sorted(maps.Keys(ts.changes)) {
-		if e <= epoch {
-			for _, ch := range ts.changes[e] {
-				out.merge(&ch)
+		if e > epoch {
+			continue
+		}
+		for i := range ts.changes[e] {
+			if out == nil {
+				out = &ts.changes[e][i]
+			} else {
+				out.merge(&ts.changes[e][i])
 			}
 		}
+		delete(ts.changes, e)
 	}
+	if out == nil {
+		return newChanges()
+	}
+	ts.changes[epoch] = []changes{*out}
 	return out
 }
 
-// writeChanges writes the upsert changes of a commit: the newest row of every key that is not
-// deleted into data files (iceberg-go's record writer, as appends), and every changed key into
-// equality delete files on the key columns (iceberg-go's Transaction.WriteEqualityDeletes).
-// In one snapshot the deletes apply to the rows of earlier snapshots only (their data sequence
-// number is the snapshot's, and an equality delete applies to data files of a lower one), so
-// the new rows survive their own deletes.
-func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, ch *changes) (data, deletes []iceberg.DataFile, err error) {
+// writeChanges writes what an upsert commit needs besides files, the data files the lanes
+// wrote and sealed for it: the newest rows still held in converted batches (a partitioned
+// table's) into data files (iceberg-go's record writer, as appends), the rows of files that
+// later changes of their keys superseded into a position delete file, and every changed key
+// into equality delete files on the key columns (iceberg-go's Transaction.WriteEqualityDeletes).
+// It returns the commit's data files (files and the new ones) and delete files. In one
+// snapshot the equality deletes apply to the rows of earlier snapshots only (their data
+// sequence number is the snapshot's, and an equality delete applies to data files of a lower
+// one), so the new rows survive them; the position deletes apply to the snapshot's own files.
+func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Table, files []iceberg.DataFile, ch *changes) (data, deletes []iceberg.DataFile, err error) {
 	if len(ch.keys) == 0 {
-		return nil, nil, nil
+		return files, nil, nil
 	}
 	up := s.plan.upsert
 	keys := make([]schemas.Row, 0, len(ch.keys))
 	live := make(map[*converted][]bool, len(ch.batches))
-	for _, c := range ch.keys {
-		keys = append(keys, c.key)
-		if c.batch != nil {
-			mask := live[c.batch]
-			if mask == nil {
-				mask = make([]bool, c.batch.rec.NumRows())
-				live[c.batch] = mask
+	for k, c := range ch.keys {
+		key, ok := ch.values[k]
+		if !ok {
+			if key, ok = keyValues(k, len(up.key)); !ok {
+				return nil, nil, fmt.Errorf("the key %q has no values", k)
 			}
-			mask[c.row] = true
+		}
+		keys = append(keys, key)
+		if c.at != nil && c.at.batch != nil {
+			mask := live[c.at.batch]
+			if mask == nil {
+				mask = make([]bool, c.at.batch.rec.NumRows())
+				live[c.at.batch] = mask
+			}
+			mask[c.pos] = true
 		}
 	}
 	wr := ts.wr.Load()
+	if len(ch.dead) > 0 {
+		pos, err := writePosDeletes(ctx, wr.tbl, ch.dead)
+		if err != nil {
+			return nil, nil, fmt.Errorf("writing the position delete file: %w", err)
+		}
+		deletes = append(deletes, pos)
+	}
 	if len(live) > 0 {
 		for df, err := range table.WriteRecords(ctx, wr.tbl, wr.conv.Schema(), newestRows(ctx, ch.batches, live), table.WithMaxWriteWorkers(1)) {
 			if err != nil {
@@ -102,14 +131,16 @@ func (s *sink) writeChanges(ctx context.Context, ts *tableState, tbl *table.Tabl
 	}
 	// A transaction of wr.tbl only to write the files (with sluice's file sizes); the commit
 	// is a transaction of its own, which may be rebuilt on a newer table.
-	if deletes, err = wr.tbl.NewTransaction().WriteEqualityDeletes(ctx, ids, records(conv, keys)); err != nil {
+	eq, err := wr.tbl.NewTransaction().WriteEqualityDeletes(ctx, ids, records(conv, keys))
+	if err != nil {
 		return nil, nil, fmt.Errorf("writing equality delete files: %w", err)
 	}
-	for _, df := range slices.Concat(data, deletes) {
+	deletes = append(deletes, eq...)
+	for _, df := range slices.Concat(data, deletes) { // the files written here
 		s.filesWritten.Add(1)
 		s.bytesWritten.Add(df.FileSizeBytes())
 	}
-	return data, deletes, nil
+	return slices.Concat(files, data), deletes, nil
 }
 
 // newestRows yields, in the order they were written, the rows of batches that live marks as
@@ -178,6 +209,17 @@ func records(conv *converter, rows []schemas.Row) iter.Seq2[arrow.RecordBatch, e
 
 // stageRowDelta stages data files and equality delete files in txn as one snapshot with the
 // summary props: iceberg-go's RowDelta (an overwrite snapshot, or a delete one without data).
+// Its position deletes name only the snapshot's own new files, which the summary says
+// (keyOwnPosDeletes).
 func stageRowDelta(ctx context.Context, txn *table.Transaction, data, deletes []iceberg.DataFile, props iceberg.Properties) error {
+	own := 0
+	for _, df := range deletes {
+		if df.ContentType() == iceberg.EntryContentPosDeletes {
+			own++
+		}
+	}
+	if own > 0 {
+		props[keyOwnPosDeletes] = strconv.Itoa(own)
+	}
 	return txn.NewRowDelta(props).AddRows(data...).AddDeletes(deletes...).Commit(ctx)
 }

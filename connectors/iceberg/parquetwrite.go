@@ -144,6 +144,9 @@ type rowFiles struct {
 	// A partition's files (parquetpart.go): where they go and the partition's values.
 	loc    table.LocationProvider
 	values map[int]any
+	// at is where the rows of the last write went: their first row's file and position (an
+	// upsert remembers each key's row by it, to delete it by position when superseded).
+	at posDelete
 }
 
 const redictionary = 16
@@ -193,6 +196,7 @@ func (f *rowFiles) write(ctx context.Context, rows []schemas.Row) error {
 			return err
 		}
 	}
+	f.at = posDelete{file: f.open.path, pos: f.open.pw.Rows()}
 	if err := f.open.pw.Write(rows); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +28,7 @@ type upsertPlan struct {
 	keyIdx []int             // indexes of the key columns in the written rows (plan.rows)
 	del    component.RowFunc // over the input row; nil: no row deletes
 	pos    diag.Pos          // of upsert.key, for errors found when the table is opened
+	plain  bool              // every key column is integer, string or bytes: keyValues decodes keyOf
 }
 
 // buildUpsert checks cfg.Upsert against the written rows and returns its plan; nil with
@@ -80,6 +82,10 @@ func buildUpsert(c *component.Context, cfg *WriteConfig, p *plan) *upsertPlan {
 		}
 		up.keyIdx = append(up.keyIdx, j)
 	}
+	up.plain = !slices.ContainsFunc(up.keyIdx, func(j int) bool {
+		k := p.rows.Fields[j].Type.Kind
+		return k != schemas.Int64 && k != schemas.String && k != schemas.Bytes
+	})
 	for i, f := range p.parts {
 		if !seen[f.column] {
 			c.Errorf(listItemPos(c, "partition_fields", i), "upsert: partition field %s uses column %q, which is not in upsert.key; an upsert table may be partitioned by its key columns only, so that a key's rows stay in one partition", f.name, f.column)
@@ -211,36 +217,96 @@ func (u *upsertPlan) deletes(in schemas.Row) (bool, error) {
 	return false, fmt.Errorf("upsert: delete gave %T, not a boolean", v)
 }
 
-// change is the newest change of one key: a row of a converted batch, or a delete.
+// change is the newest change of one key: a row written into one of the sink's new files, a
+// row of a converted batch (written at the commit), or a delete. It is small (a map entry per
+// key changed is what an upsert holds until the commit): the key's values are decoded from
+// its map key (keyValues), or kept aside in changes.values when keyOf cannot be decoded.
 type change struct {
-	key   schemas.Row // the key's values, in upsert.key order, for the delete file
-	batch *converted  // the batch holding the written row; nil when the key is deleted
-	row   int         // the row's index in batch
+	at  *rowsAt // where the row is; nil when the key is deleted
+	pos int64   // the row's position in at's file, or its index in at's batch
+}
+
+// rowsAt is a file the lane wrote rows of changes into, or a converted batch holding them.
+type rowsAt struct {
+	file  string
+	batch *converted
 }
 
 // converted is a batch of rows as the lane converted them to the table's Arrow schema when
 // they were written (which checks them): the commit writes its rows that are still the
-// newest of their keys from it, without converting them again. It is never released: the
-// commit may be retried with it, and the Go allocator's memory is the collector's.
+// newest of their keys from it, without converting them again. Only upserts into a
+// partitioned table hold them; an unpartitioned table's rows are written as they come. It is
+// never released: the commit may be retried with it, and the Go allocator's memory is the
+// collector's.
 type converted struct {
 	rec arrow.RecordBatch
 }
 
 // changes are the newest change per key (keyOf) of a lane in an epoch, or of several epochs
-// and lanes merged for a commit, with the converted batches their rows are in.
+// and lanes merged for a commit, with the converted batches their rows are in and the rows
+// of the sink's new files that later changes of their keys superseded.
 type changes struct {
 	keys    map[string]change
-	batches []*converted // in the order they were written
+	values  map[string]schemas.Row // the values of keys that keyValues cannot decode; nil while none
+	batches []*converted           // in the order they were written
+	dead    []posDelete            // written rows superseded: the commit deletes them by position
+	last    *rowsAt                // the file of the lane's last rows
 }
 
 func newChanges() *changes { return &changes{keys: map[string]change{}} }
 
+// set makes ch the newest change of key k; a row of k that was written into a file becomes
+// dead.
+func (c *changes) set(k string, ch change) {
+	if old, ok := c.keys[k]; ok && old.at != nil && old.at.batch == nil {
+		c.dead = append(c.dead, posDelete{file: old.at.file, pos: old.pos})
+	}
+	c.keys[k] = ch
+}
+
 // merge lays later over c: the newer change of a key wins.
 func (c *changes) merge(later *changes) {
 	for k, ch := range later.keys {
-		c.keys[k] = ch
+		c.set(k, ch)
 	}
+	if len(later.values) > 0 && c.values == nil {
+		c.values = map[string]schemas.Row{}
+	}
+	maps.Copy(c.values, later.values)
 	c.batches = append(c.batches, later.batches...)
+	c.dead = append(c.dead, later.dead...)
+}
+
+// keyValues decodes a key keyOf encoded from n values that are all int64, string or []byte;
+// false for any other.
+func keyValues(k string, n int) (schemas.Row, bool) {
+	row := make(schemas.Row, 0, n)
+	for len(k) > 0 {
+		i := strings.IndexByte(k, ':')
+		if i < 1 {
+			return nil, false
+		}
+		tag := k[0]
+		num, err := strconv.ParseInt(k[1:i], 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		k = k[i+1:]
+		switch {
+		case tag == 'i':
+			row = append(row, num)
+		case (tag == 's' || tag == 'b') && num >= 0 && num <= int64(len(k)):
+			if tag == 's' {
+				row = append(row, k[:num])
+			} else {
+				row = append(row, []byte(k[:num]))
+			}
+			k = k[num:]
+		default:
+			return nil, false
+		}
+	}
+	return row, len(row) == n
 }
 
 // splitUpserts takes the rows of g for an upsert table. A row whose key is null or whose
@@ -274,10 +340,10 @@ func (w *laneWriter) splitUpserts(g *routed, b *schemas.Batch, errOut *component
 	return dels, errs, nil
 }
 
-// buffer records the rows of g (written, converted into rec, nil when none) and dels
-// (deleting their key) as the lane's newest changes of their keys, in the order of the batch:
-// the last row of a key wins. The changes keep rec until the commit.
-func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch) {
+// buffer records the rows of g (written by the direct path from at on, or converted into rec,
+// nil when none) and dels (deleting their key) as the lane's newest changes of their keys, in
+// the order of the batch: the last row of a key wins. The changes keep rec until the commit.
+func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch, at posDelete) {
 	if w.ups == nil {
 		w.ups = map[*tableState]*changes{}
 	}
@@ -286,24 +352,42 @@ func (w *laneWriter) buffer(g, dels *routed, rec arrow.RecordBatch) {
 		ch = newChanges()
 		w.ups[g.ts] = ch
 	}
-	var batch *converted
-	if rec != nil {
-		batch = &converted{rec: rec}
+	var rows *rowsAt
+	switch {
+	case rec != nil:
+		batch := &converted{rec: rec}
 		ch.batches = append(ch.batches, batch)
+		rows = &rowsAt{batch: batch}
+	case at.file != "":
+		if ch.last == nil || ch.last.file != at.file {
+			ch.last = &rowsAt{file: at.file}
+		}
+		rows = ch.last
 	}
 	up := w.s.plan.upsert
 	put := func(row schemas.Row, c change) {
 		w.key, _ = up.keyOf(w.key[:0], row) // checked by splitUpserts
-		c.key = make(schemas.Row, len(up.keyIdx))
-		for k, i := range up.keyIdx {
-			c.key[k] = row[i]
+		k := string(w.key)
+		if !up.plain {
+			if ch.values == nil {
+				ch.values = map[string]schemas.Row{}
+			}
+			key := make(schemas.Row, len(up.keyIdx))
+			for j, i := range up.keyIdx {
+				key[j] = row[i]
+			}
+			ch.values[k] = key
 		}
-		ch.keys[string(w.key)] = c
+		ch.set(k, c)
 	}
 	a, d := 0, 0
 	for a < len(g.rows) || d < len(dels.rows) {
 		if d == len(dels.rows) || (a < len(g.rows) && g.idx[a] < dels.idx[d]) {
-			put(g.rows[a], change{batch: batch, row: a})
+			pos := int64(a)
+			if rec == nil {
+				pos += at.pos
+			}
+			put(g.rows[a], change{at: rows, pos: pos})
 			a++
 		} else {
 			put(dels.rows[d], change{})

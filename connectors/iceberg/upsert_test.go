@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
@@ -179,7 +180,8 @@ var epochs = [][2][]ev{
 
 // TestUpsertLatestPerKey: after each epoch's commit the table read with iceberg-go's scan
 // holds exactly the latest row of every key, one snapshot per epoch with equality deletes;
-// ReadFromIceberg reads the same. Also for a table bucketed by its key, and on a Hadoop catalog.
+// ReadFromIceberg reads the same. Also for a table bucketed by its key, on a Hadoop catalog,
+// and with small row groups.
 func TestUpsertLatestPerKey(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -189,6 +191,8 @@ func TestUpsertLatestPerKey(t *testing.T) {
 		{"unpartitioned", false, nil},
 		{"bucket(id)", false, []string{`partition_fields: ["bucket(id, 4)"]`}},
 		{"hadoop catalog", true, nil},
+		// Rows deleted by position in files of several row groups.
+		{"row groups of 2 rows", false, []string{`table_properties: {write.parquet.row-group-limit: "2"}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWarehouse(t)
@@ -464,5 +468,87 @@ func TestUpsertEpochsInOneCommit(t *testing.T) {
 	sameState(t, w.keyed("db.cdc"), map[int64]string{1: "y", 3: "z"})
 	if n := len(w.load("db.cdc").Metadata().Snapshots()); n != 1 {
 		t.Fatalf("%d snapshots, want the two epochs in one", n)
+	}
+}
+
+// TestKeyValues: the key values the equality delete file gets are decoded from the keys the
+// lanes encoded (keyOf), also for strings that look like an encoding, and keys of other
+// types are not decoded (the lanes keep their values aside).
+func TestKeyValues(t *testing.T) {
+	up := &upsertPlan{key: []string{"a", "b", "c"}, keyIdx: []int{0, 1, 2}}
+	for _, key := range []schemas.Row{
+		{int64(-12), "x:s3:abc", []byte("")},
+		{int64(0), "", []byte("i5:")},
+	} {
+		k, err := up.keyOf(nil, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := keyValues(string(k), 3)
+		if !ok || got[0] != key[0] || got[1] != key[1] || string(got[2].([]byte)) != string(key[2].([]byte)) {
+			t.Errorf("key %v encoded %q decodes to %v, %v", key, k, got, ok)
+		}
+	}
+	k, _ := up.keyOf(nil, schemas.Row{int64(1), "x", true})
+	if _, ok := keyValues(string(k), 3); ok {
+		t.Errorf("a boolean key (%q) decoded", k)
+	}
+}
+
+// TestUpsertTimestampKey: a key that keyValues cannot decode (here id and a timestamp) keeps
+// its values beside the change: a row superseded in its epoch is deleted by position, one of
+// an earlier epoch by the equality delete on both columns.
+func TestUpsertTimestampKey(t *testing.T) {
+	in := schemas.New(
+		schemas.Field{Name: "id", Type: schemas.Type{Kind: schemas.Int64}},
+		schemas.Field{Name: "at", Type: schemas.Type{Kind: schemas.Timestamp}},
+		schemas.Field{Name: "name", Type: schemas.Type{Kind: schemas.String}, Nullable: true},
+	)
+	w := newWarehouse(t)
+	s, err := buildSink(t, w.config("db.ts", "upsert: {key: [id, at]}"), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(context.Background(), component.SinkInfo{Pipeline: "cdc", Lanes: 2}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	next := int64(0)
+	write := func(rows ...schemas.Row) {
+		b := &schemas.Batch{Schema: in}
+		for _, r := range rows {
+			b.Rows = append(b.Rows, r)
+			b.Pos = append(b.Pos, schemas.Position{Source: testSource, Offset: next})
+			next++
+		}
+		if err := s.Writer(0).Write(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit := func(epoch uint64) {
+		for lane := range 2 {
+			if err := s.Writer(lane).Flush(context.Background(), epoch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cp := component.Commit{Checkpoint: component.Checkpoint{Pipeline: "cdc", Epoch: epoch, Next: schemas.Offsets{testSource: {0: next}}}}
+		if err := s.Commit(context.Background(), cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(schemas.Row{int64(1), t0, "a"}, schemas.Row{int64(1), t0.Add(time.Second), "b"}, schemas.Row{int64(1), t0, "c"})
+	commit(1)
+	write(schemas.Row{int64(1), t0.Add(time.Second), "d"})
+	commit(2)
+	at := w.scan("db.ts")
+	names := map[string]int{}
+	for _, c := range at.Column(at.Schema().FieldIndices("name")[0]).Data().Chunks() {
+		for i := range c.Len() {
+			names[c.(*array.String).Value(i)]++
+		}
+	}
+	if !maps.Equal(names, map[string]int{"c": 1, "d": 1}) {
+		t.Fatalf("the table holds the rows %v, want c (key 1, t0) and d (key 1, t0+1s)", names)
 	}
 }

@@ -93,8 +93,9 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			return err
 		}
 		// Rows of the sink's own schema go straight into Parquet where the table allows it;
-		// rows whose schema changed mid-run (evolve.go) and upserts take iceberg-go's writer.
-		direct := wr.direct != nil && conv == wr.conv && w.s.plan.upsert == nil
+		// rows whose schema changed mid-run (evolve.go) take iceberg-go's writer, and so do
+		// upserts into a partitioned table (converted and held to the commit, upsert.go).
+		direct := wr.direct != nil && conv == wr.conv && (w.s.plan.upsert == nil || !wr.partitioned())
 		if direct && wr.partitioned() {
 			if errs, err = w.writeParts(ctx, g, wr, b, errOut, errs); err != nil {
 				return err
@@ -134,7 +135,11 @@ func (w *laneWriter) write(ctx context.Context, b *schemas.Batch, emit component
 			break
 		}
 		if w.s.plan.upsert != nil {
-			w.buffer(g, dels, rec)
+			var at posDelete // where the direct path wrote g.rows
+			if direct && len(g.rows) > 0 {
+				at = w.files[g.ts].at
+			}
+			w.buffer(g, dels, rec, at)
 		}
 	}
 	return errOut.Emit(errs, emit)

@@ -32,6 +32,7 @@ type Writer struct {
 	rg            file.BufferedRowGroupWriter
 	cols          []*column
 	rowGroupBytes int64
+	rows          int64 // written so far: arrow-go's file writer counts a row group's rows only when the next one starts
 	closed        bool
 }
 
@@ -117,6 +118,7 @@ func (w *Writer) Write(rows []schemas.Row) error {
 			return fmt.Errorf("parquetrow: column %q: %w", c.name, err)
 		}
 	}
+	w.rows += int64(len(rows))
 	// As pqarrow's buffered writes: a row group ends by its size, or by its rows (checked
 	// between writes, so a row group may pass the limit by a batch).
 	if n, _ := w.rg.NumRows(); w.rg.TotalBytesWritten() >= w.rowGroupBytes || int64(n) >= w.fw.Properties().MaxRowGroupLength() {
@@ -173,16 +175,9 @@ func (w *Writer) BytesWritten() int64 {
 	return n
 }
 
-// Rows is the number of rows written so far, the current row group's too.
-func (w *Writer) Rows() int64 {
-	n := int64(w.fw.NumRows())
-	if w.rg != nil {
-		if r, err := w.rg.NumRows(); err == nil {
-			n += int64(r)
-		}
-	}
-	return n
-}
+// Rows is the number of rows written so far (so the position in the file of the next row
+// written).
+func (w *Writer) Rows() int64 { return w.rows }
 
 // Close ends the file, writes its footer and closes w when it is an io.Closer; it returns
 // the file's metadata (row groups, column chunks and their statistics).

@@ -57,6 +57,10 @@ func TestWriterRowGroupsNullsAndBadRows(t *testing.T) {
 		if err := w.Write(batch(from)); err != nil {
 			t.Fatal(err)
 		}
+		// Also right after a row group ended: an upsert deletes rows by these positions.
+		if w.Rows() != int64(from+100) {
+			t.Fatalf("%d rows written after the batch from %d, want %d", w.Rows(), from, from+100)
+		}
 	}
 	if w.Rows() != 300 {
 		t.Fatalf("%d rows written, want 300", w.Rows())
