@@ -145,8 +145,7 @@ func (e *env) pipeline(s scenario, run int, dir string) (path, outTopic string, 
 		if s.hotKeys > 0 {
 			extra = append(extra, fmt.Sprintf("%s: id %% %d", s.upsert, s.hotKeys))
 		}
-		b.WriteString(kafkaSource(e.addr, "bench", extra...))
-		src := kafkaSource(e.addr, "bench")
+		src := kafkaSource(e.addr, "bench", extra...)
 		if s.copies {
 			src = strings.Replace(src, "      auto_offset_reset_config: earliest\n", fmt.Sprintf(
 				"      auto_offset_reset_config: earliest\n      consumer_config: {group.id: bench_%d_%d}\n", run, time.Now().UnixNano()), 1)
