@@ -32,6 +32,7 @@ type Writer struct {
 	rg            file.BufferedRowGroupWriter
 	cols          []*column
 	rowGroupBytes int64
+	rows          int64 // written, in ended row groups too
 	closed        bool
 }
 
@@ -117,6 +118,7 @@ func (w *Writer) Write(rows []schemas.Row) error {
 			return fmt.Errorf("parquetrow: column %q: %w", c.name, err)
 		}
 	}
+	w.rows += int64(len(rows))
 	// As pqarrow's buffered writes: a row group ends by its size, or by its rows (checked
 	// between writes, so a row group may pass the limit by a batch).
 	if n, _ := w.rg.NumRows(); w.rg.TotalBytesWritten() >= w.rowGroupBytes || int64(n) >= w.fw.Properties().MaxRowGroupLength() {
@@ -173,16 +175,41 @@ func (w *Writer) BytesWritten() int64 {
 	return n
 }
 
-// Rows is the number of rows written so far, the current row group's too.
-func (w *Writer) Rows() int64 {
-	n := int64(w.fw.NumRows())
-	if w.rg != nil {
-		if r, err := w.rg.NumRows(); err == nil {
-			n += int64(r)
+// Held is about how many bytes the open row group holds in memory until it ends: its pages
+// cut so far (compressed) and each column's current page and dictionary (uncompressed), as
+// arrow-go's writer buffers a row group whole.
+func (w *Writer) Held() int64 {
+	if w.rg == nil {
+		return 0
+	}
+	n := w.rg.TotalBytesWritten()
+	for i := range w.cols {
+		cw, err := w.rg.Column(i)
+		if err != nil {
+			continue
+		}
+		enc := cw.CurrentEncoder()
+		n += enc.EstimatedDataEncodedSize()
+		if d, ok := enc.(interface{ DictEncodedSize() int }); ok {
+			n += int64(d.DictEncodedSize())
 		}
 	}
 	return n
 }
+
+// EndRowGroup ends the open row group, if any, writing its pages out to the file: what it
+// held is released, and the next Write starts another row group.
+func (w *Writer) EndRowGroup() error {
+	if w.closed {
+		return errors.New("parquetrow: end of a row group after Close")
+	}
+	return w.endRowGroup()
+}
+
+// Rows is the number of rows written so far, the current row group's too. (arrow-go's
+// NumRows counts an ended row group only once the next one starts: a file whose one row
+// group ended at its last Write would have seemed empty, and been dropped.)
+func (w *Writer) Rows() int64 { return w.rows }
 
 // Close ends the file, writes its footer and closes w when it is an io.Closer; it returns
 // the file's metadata (row groups, column chunks and their statistics).
