@@ -176,14 +176,15 @@ func (p *partitioner) location(k partKey) (table.LocationProvider, map[int]any, 
 // rows per epoch, so without a bound the 64 files of a bucket(id, 64) table held the epoch's
 // rows whole (bench, 1M records: peak RSS 580-672 MiB). Past the bound, a file that holds at
 // least its share ends its row group, writing its pages out. A variable for the tests.
-var partBufferBytes int64 = 16 << 20
+var partBufferBytes int64 = 32 << 20
 
 // partPageBytes is the largest page of a partition's file: every column of every open file has
 // a page being filled, uncompressed, so pages of the table's size (512 KiB by default) would
-// hold most of the budget above in the open pages of 64 files; smaller pages are compressed
-// as they fill, and the row groups, which cost more each (a page per column, the dictionary,
-// fresh column writers), end less often (bench: 1.02x the CPU of unbounded files).
-const partPageBytes = 64 << 10
+// take most of the bound above in the open pages of 64 files; smaller pages are compressed as
+// they fill, and the row groups, which cost more each (a page per column, the dictionary,
+// fresh column writers), end less often. Smaller pages and bound cost CPU (BENCHMARKS.md,
+// "Target 2": 16 MiB and 64 KiB pages, 1.14-1.34x in quiet rounds; these, 0.99-1.04x).
+const partPageBytes = 128 << 10
 
 // partRun is the files of one epoch of a partitioned table, one open per partition, that all
 // lanes write into.
