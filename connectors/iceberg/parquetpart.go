@@ -183,7 +183,7 @@ var partBufferBytes int64 = 32 << 20
 // take most of the bound above in the open pages of 64 files; smaller pages are compressed as
 // they fill, and the row groups, which cost more each (a page per column, the dictionary,
 // fresh column writers), end less often. Smaller pages and bound cost CPU (BENCHMARKS.md,
-// "Target 2": 16 MiB and 64 KiB pages, 1.14-1.34x in quiet rounds; these, 0.99-1.04x).
+// "Target 2": 16 MiB and 64 KiB pages, up to 1.34x; these, 0.99-1.13x).
 const partPageBytes = 128 << 10
 
 // partRun is the files of one epoch of a partitioned table, one open per partition, that all
