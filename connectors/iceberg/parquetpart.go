@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -169,6 +170,22 @@ func (p *partitioner) location(k partKey) (table.LocationProvider, map[int]any, 
 	return loc, values, nil
 }
 
+// partBufferBytes bounds what the open files of a partitioned table's epoch hold in memory
+// together (parquetrow's Held: pages cut, compressed, and current pages and dictionaries):
+// arrow-go's writer keeps a row group in memory until it ends, and a partition's file gets few
+// rows per epoch, so without a bound the 64 files of a bucket(id, 64) table held the epoch's
+// rows whole (bench, 1M records: peak RSS 580-672 MiB). Past the bound, a file that holds at
+// least its share ends its row group, writing its pages out. A variable for the tests.
+var partBufferBytes int64 = 32 << 20
+
+// partPageBytes is the largest page of a partition's file: every column of every open file has
+// a page being filled, uncompressed, so pages of the table's size (512 KiB by default) would
+// take most of the bound above in the open pages of 64 files; smaller pages are compressed as
+// they fill, and the row groups, which cost more each (a page per column, the dictionary,
+// fresh column writers), end less often. Smaller pages and bound cost CPU (BENCHMARKS.md,
+// "Target 2": 16 MiB and 64 KiB pages, up to 1.34x; these, 0.99-1.13x).
+const partPageBytes = 128 << 10
+
 // partRun is the files of one epoch of a partitioned table, one open per partition, that all
 // lanes write into.
 type partRun struct {
@@ -176,12 +193,15 @@ type partRun struct {
 	run   string // names the run's files
 	mu    sync.Mutex
 	parts map[partKey]*partFile
+	n     atomic.Int64 // len(parts)
+	held  atomic.Int64 // what the open files hold in memory, as of their last writes
 }
 
 // partFile is a partition's files in a run; mu orders the lanes writing into it.
 type partFile struct {
 	mu    sync.Mutex
 	files *rowFiles
+	held  int64 // the open file's share of the run's held
 }
 
 func newPartRun(spec *rowFileSpec) *partRun {
@@ -202,7 +222,28 @@ func (r *partRun) file(k partKey) (*partFile, error) {
 	files := &rowFiles{spec: r.spec, lane: len(r.parts), run: r.run, loc: loc, values: values}
 	pf := &partFile{files: files}
 	r.parts[k] = pf
+	r.n.Add(1)
 	return pf, nil
+}
+
+// bound counts what pf's open file holds after a write and, when the run's files hold more
+// than partBufferBytes and pf at least its share of them, ends pf's row group; under pf.mu.
+func (r *partRun) bound(pf *partFile) error {
+	var h int64
+	if open := pf.files.open; open != nil {
+		h = open.pw.Held()
+	}
+	total := r.held.Add(h - pf.held)
+	pf.held = h
+	if total <= partBufferBytes || h*r.n.Load() < total {
+		return nil
+	}
+	if err := pf.files.open.pw.EndRowGroup(); err != nil {
+		return fmt.Errorf("writing %s: %w", pf.files.open.path, err)
+	}
+	r.held.Add(-h)
+	pf.held = 0
+	return nil
 }
 
 // end closes the run's files and returns them; the last lane to flush the epoch calls it.
@@ -278,6 +319,9 @@ func (w *laneWriter) writeParts(ctx context.Context, g *routed, wr *writing, b *
 			refuse(idx[j], perr)
 			err = nil // the group's other rows are written on
 			rows, idx = slices.Delete(rows, j, j+1), slices.Delete(idx, j, j+1)
+		}
+		if err == nil {
+			err = run.bound(pf)
 		}
 		pf.mu.Unlock()
 		if err != nil {

@@ -98,6 +98,53 @@ func TestDirectPartitionedFilesAsIcebergGoWrites(t *testing.T) {
 	}
 }
 
+// TestDirectPartitionedFilesBounded writes a partitioned table's epoch from two lanes with
+// the bound on the open files' memory at 1 byte, so that every write ends its partition's row
+// group: still one file per partition, each of several row groups (split offsets), with
+// iceberg-go's metrics for the same rows, and every row read back by iceberg-go's scan.
+func TestDirectPartitionedFilesBounded(t *testing.T) {
+	defer func(b int64) { partBufferBytes = b }(partBufferBytes)
+	partBufferBytes = 1
+	w := newWarehouse(t)
+	h := harness{t: t, pipeline: "direct-part-bound", lanes: 2}
+	s := w.build(flatKinds, "db.flat", `partition_fields: ["bucket(id, 4)"]`)
+	h.open(s, "")
+	defer s.Close(context.Background())
+	const n = 400
+	for from := 0; from < n; from += 100 {
+		h.write(s, flatKinds, 0, from, from+100, flatRow)
+	}
+	h.flush(s, 1)
+	connectortest.Driver{T: t, Pipeline: h.pipeline, Lanes: h.lanes, Source: testSource}.Commit(s, 1, n)
+	wr := s.tables["db.flat"].wr.Load()
+	if wr.direct == nil || wr.direct.part == nil {
+		t.Fatal("the table is not written by the direct path")
+	}
+	want := map[string]iceberg.DataFile{}
+	for _, df := range icebergGoFiles(t, wr, n) {
+		want[fmt.Sprint(df.Partition())] = df
+	}
+	tasks, err := w.load("db.flat").Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != len(want) || len(want) != 4 {
+		t.Fatalf("%d files, want one per partition (%d)", len(tasks), len(want))
+	}
+	for _, task := range tasks {
+		key := fmt.Sprint(task.File.Partition())
+		if len(task.File.SplitOffsets()) < 4 {
+			t.Errorf("partition %s: %d row groups, want one per write (at least 4)", key, len(task.File.SplitOffsets()))
+		}
+		if wf := want[key]; wf == nil || task.File.Count() != wf.Count() {
+			t.Errorf("partition %s: %d rows, iceberg-go writes %v", key, task.File.Count(), wf)
+		} else {
+			sameMetrics(t, "partition "+key, task.File, wf)
+		}
+	}
+	w.checkScan("db.flat", flatKinds, n, flatRow)
+}
+
 func decodeLong(b []byte) int64 { return int64(binary.LittleEndian.Uint64(b)) }
 
 // TestDirectPartitionedBadRows: with error_handling, rows of a partitioned table whose value

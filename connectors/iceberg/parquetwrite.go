@@ -62,6 +62,9 @@ func newRowFileSpec(tbl *table.Table, sc *arrow.Schema, get func(string) func(sc
 	if !ok {
 		return nil
 	}
+	if part != nil { // parquetpart.go: small pages bound the open files' memory
+		opts = append(opts, parquet.WithDataPageSize(min(partPageBytes, int64(tbl.Properties().GetInt(table.ParquetPageSizeBytesKey, table.ParquetPageSizeBytesDefault)))))
+	}
 	if _, err := parquetrow.NewWriter(io.Discard, sc, get, parquet.NewWriterProperties(opts...), 1); err != nil {
 		return nil // a column parquetrow does not encode
 	}

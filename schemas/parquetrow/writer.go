@@ -32,7 +32,7 @@ type Writer struct {
 	rg            file.BufferedRowGroupWriter
 	cols          []*column
 	rowGroupBytes int64
-	rows          int64 // written so far: arrow-go's file writer counts a row group's rows only when the next one starts
+	rows          int64 // written, in ended row groups too
 	closed        bool
 }
 
@@ -175,8 +175,40 @@ func (w *Writer) BytesWritten() int64 {
 	return n
 }
 
-// Rows is the number of rows written so far (so the position in the file of the next row
-// written).
+// Held is about how many bytes the open row group holds in memory until it ends: its pages
+// cut so far (compressed) and each column's current page and dictionary (uncompressed), as
+// arrow-go's writer buffers a row group whole.
+func (w *Writer) Held() int64 {
+	if w.rg == nil {
+		return 0
+	}
+	n := w.rg.TotalBytesWritten()
+	for i := range w.cols {
+		cw, err := w.rg.Column(i)
+		if err != nil {
+			continue
+		}
+		enc := cw.CurrentEncoder()
+		n += enc.EstimatedDataEncodedSize()
+		if d, ok := enc.(interface{ DictEncodedSize() int }); ok {
+			n += int64(d.DictEncodedSize())
+		}
+	}
+	return n
+}
+
+// EndRowGroup ends the open row group, if any, writing its pages out to the file: what it
+// held is released, and the next Write starts another row group.
+func (w *Writer) EndRowGroup() error {
+	if w.closed {
+		return errors.New("parquetrow: end of a row group after Close")
+	}
+	return w.endRowGroup()
+}
+
+// Rows is the number of rows written so far, the current row group's too. (arrow-go's
+// NumRows counts an ended row group only once the next one starts: a file whose one row
+// group ended at its last Write would have seemed empty, and been dropped.)
 func (w *Writer) Rows() int64 { return w.rows }
 
 // Close ends the file, writes its footer and closes w when it is an io.Closer; it returns

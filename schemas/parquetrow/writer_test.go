@@ -3,6 +3,7 @@ package parquetrow
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -100,5 +101,53 @@ func TestWriterRowGroupsNullsAndBadRows(t *testing.T) {
 	}
 	if len(ids) != 300 || nulls != 300 {
 		t.Fatalf("%d ids and %d nulls of the missing column, want 300 and 300", len(ids), nulls)
+	}
+}
+
+// TestWriterEndRowGroup ends row groups by hand, as a partitioned table's writer does to bound
+// its memory: what the open row group held is released, the rows of an ended row group still
+// count (a file whose only row group ended at its last Write was taken for empty and dropped),
+// and the file holds every row group.
+func TestWriterEndRowGroup(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String},
+	}, nil)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, sc, getter("id", "name"), parquet.NewWriterProperties(), 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(from, n int) []schemas.Row {
+		var rows []schemas.Row
+		for i := from; i < from+n; i++ {
+			rows = append(rows, schemas.Row{int64(i), fmt.Sprintf("name %d", i)})
+		}
+		return rows
+	}
+	if err := w.Write(batch(0, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if h := w.Held(); h < 100*8 {
+		t.Fatalf("the open row group holds %d bytes, want at least the 800 of its ids", h)
+	}
+	if err := w.EndRowGroup(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Held() != 0 || w.Rows() != 100 {
+		t.Fatalf("after the end of the row group: %d bytes held and %d rows, want 0 and 100", w.Held(), w.Rows())
+	}
+	if buf.Len() < 100*8 {
+		t.Fatalf("%d bytes written out, want the row group's pages", buf.Len())
+	}
+	if err := w.Write(batch(100, 50)); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.NumRows != 150 || meta.NumRowGroups() != 2 || meta.RowGroup(0).NumRows() != 100 {
+		t.Fatalf("%d rows in %d row groups, want 150 in 2 (100 and 50)", meta.NumRows, meta.NumRowGroups())
 	}
 }
