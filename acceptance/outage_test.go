@@ -78,6 +78,7 @@ func TestKafkaOutageIsLogged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stops a broker for 3 s")
 	}
+	t.Parallel() // it waits out the outage: no kill or stop whose timing a busy machine moves
 	addr, data := freeAddr(t), t.TempDir()
 	broker := startDevKafka(t, "--listen", addr, "--data-dir", data, "--topic", "outage_in:2")
 	produceIDs(t, addr, "outage_in", 0, 500)
@@ -113,6 +114,7 @@ func TestKafkaDownAtStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a broker for 3 s")
 	}
+	t.Parallel() // it waits for the broker it starts late
 	addr := freeAddr(t)
 	dir := t.TempDir()
 	pipeline, out := filepath.Join(dir, "p.yaml"), filepath.Join(dir, "out")

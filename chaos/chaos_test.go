@@ -12,26 +12,26 @@ import (
 )
 
 // TestChaosShort is the short chaos run of issue #15: every sink, both deliveries, at once
-// (8 scenarios, each with its own `sluice dev kafka`), two copies per grouped sink, for 40
+// (8 scenarios, each with its own `sluice dev kafka`), two copies per grouped sink, for 30
 // seconds of 200 records/s with 5 copy faults (SIGKILL, SIGTERM, SIGSTOP past the session)
 // and one broker SIGKILL-and-restart each; then the copies drain and independent readers
 // count the rows per id. No scenario may lose a record, nor duplicate one under exactly_once;
 // and the faults must really have happened (kills, hand-overs between copies, the broker
-// restart). About 1.2 minutes on 2 cores.
+// restart). About a minute on 2 cores.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the chaos run takes about 1.5 minutes")
+		t.Skip("the chaos run takes about a minute")
 	}
 	cfg := harness.Defaults()
 	cfg.Sinks = []string{harness.SinkKafka, harness.SinkIceberg, harness.SinkBigQuery, harness.SinkFiles}
-	runShort(t, cfg, 40*time.Second)
+	runShort(t, cfg, 30*time.Second)
 }
 
 // TestChaosWindowsShort is issue 20's windows scenario alone, after the others rather than
 // beside them (on 2 cores, 21 copies at once starved the copies past their sessions): three
 // copies of a keyed windowed Combine through a repartition topic under the same faults,
-// counted per (key, window) against the input and against one copy without a group; 30
-// seconds, with the same faults as TestChaosShort, closer together.
+// counted per (key, window) against the input and against one copy without a group, for
+// 30 seconds with the same faults.
 func TestChaosWindowsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the chaos run takes about a minute")
