@@ -87,7 +87,7 @@ func (b bqServer) count(table string) int {
 }
 
 // TestCrashKafkaToBigQuery SIGKILLs a Kafka -> MapToFields -> WriteToBigQuery pipeline at
-// least 20 times at random points while 300k records flow into its 8-partition input topic
+// least 15 times at random points while 300k records flow into its 8-partition input topic
 // (`sluice dev kafka` in another process), then drains it with --stop-at-end: the table on the
 // loopback Storage Write API server must hold every input record exactly once (exactly_once)
 // or at least once (at_least_once). Every commit pauses at its steps
@@ -108,7 +108,7 @@ func TestCrashKafkaToBigQuery(t *testing.T) {
 }
 
 func bigQueryCrashRun(t *testing.T, addr string, bq bqServer, delivery string, records int) {
-	const wantKills = 20
+	const wantKills = 15
 	dir := t.TempDir()
 	table := "events_" + delivery
 	produced := produceSteadily(t, addr, "bq_"+delivery, records, 20*time.Second)

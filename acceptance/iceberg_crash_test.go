@@ -11,7 +11,7 @@ import (
 )
 
 // TestCrashKafkaToIceberg SIGKILLs a Kafka -> MapToFields -> WriteToIceberg pipeline at least
-// 20 times at random points while records flow into its 8-partition input topic on a broker
+// 15 times at random points while records flow into its 8-partition input topic on a broker
 // in another process (`sluice dev kafka`), then drains it with --stop-at-end and scans the
 // table with iceberg-go: every input record must be there exactly once (exactly_once) or at
 // least once (at_least_once). Every commit pauses at its steps (SLUICE_TEST_ICEBERG_PAUSE), so
@@ -31,7 +31,7 @@ func TestCrashKafkaToIceberg(t *testing.T) {
 }
 
 func icebergCrashRun(t *testing.T, addr, delivery string, records int) {
-	const wantKills, tableName = 20, "db.events"
+	const wantKills, tableName = 15, "db.events"
 	dir := t.TempDir()
 	w := icebergWarehouse{dir: dir}
 	produced := produceSteadily(t, addr, "ice_"+delivery, records, 20*time.Second)

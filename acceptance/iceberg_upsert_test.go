@@ -182,7 +182,7 @@ func cdcPipeline(addr, topic string, w icebergWarehouse, tableName string) strin
 
 // TestCrashCDCToIceberg: 100k Debezium-style change events over 10k keys (creates, updates,
 // deletes, runs of updates of one key) flow into a 4-partition topic keyed by id while a
-// Kafka -> MapToFields -> WriteToIceberg upsert pipeline is SIGKILLed 20 times, many kills
+// Kafka -> MapToFields -> WriteToIceberg upsert pipeline is SIGKILLed 12 times, many kills
 // inside commits; after a final --stop-at-end run the table read with iceberg-go equals the
 // final state computed from the events: every live key once with its last value, no deleted
 // key.
@@ -203,7 +203,7 @@ func TestCrashCDCToIceberg(t *testing.T) {
 		env:      []string{iceberg.PauseEnv + "=80ms"},
 		progress: func() int { return w.committedRows(t, cat, tableName) },
 		onKill:   func(stderr string) { landed[killPoint(stderr)]++ },
-	}.run(t, 20)
+	}.run(t, 12)
 	if finished {
 		t.Fatalf("run %d ended by itself though its source has no end", kills+1)
 	}
