@@ -215,11 +215,9 @@ func (f *rowFiles) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		wfs, ok := fs.(iceio.WriteFileIO)
-		if !ok {
-			return fmt.Errorf("the table's file system (%T) cannot write files", fs)
+		if f.fs, err = writable(fs); err != nil {
+			return err
 		}
-		f.fs = wfs
 	}
 	wfs := f.fs
 	loc := f.spec.loc
@@ -369,4 +367,13 @@ func (w *laneWriter) filesOpen() bool {
 		}
 	}
 	return false
+}
+
+// writable is the table's file system as one sluice can create files in.
+func writable(fs iceio.IO) (iceio.WriteFileIO, error) {
+	wfs, ok := fs.(iceio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("the table's file system (%T) cannot write files", fs)
+	}
+	return wfs, nil
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/iceberg-go"
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
 	"github.com/sluicehq/sluice/schemas"
@@ -49,9 +48,9 @@ func writePosDeletes(ctx context.Context, tbl *table.Table, dels []posDelete) (i
 	if err != nil {
 		return nil, err
 	}
-	wfs, ok := fs.(iceio.WriteFileIO)
-	if !ok {
-		return nil, fmt.Errorf("the table's file system (%T) cannot write files", fs)
+	wfs, err := writable(fs)
+	if err != nil {
+		return nil, err
 	}
 	loc, err := tbl.LocationProvider()
 	if err != nil {

@@ -80,9 +80,9 @@ func (s *sink) writeStateFile(ctx context.Context, ts *tableState, tbl *table.Ta
 // that names it: a commit never names a file that is not there. A file whose commit never
 // happens is an orphan, like the data files of that epoch.
 func writeState(tbl *table.Table, fsys iceio.IO, epoch uint64, commitID string, state []byte) (*stateRef, error) {
-	wfs, ok := fsys.(iceio.WriteFileIO)
-	if !ok {
-		return nil, fmt.Errorf("the table's file system (%T) cannot write files", fsys)
+	wfs, err := writable(fsys)
+	if err != nil {
+		return nil, err
 	}
 	loc, err := tbl.LocationProvider()
 	if err != nil {
